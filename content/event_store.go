@@ -1,0 +1,163 @@
+package content
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// EventState is the kind of an event, as webhook payloads name it.
+type EventState string
+
+// The event states of the spec.
+const (
+	EventSaved            EventState = "Saved"
+	EventPublished        EventState = "Published"
+	EventDeleted          EventState = "Deleted"
+	EventAwaitingApproval EventState = "AwaitingApproval"
+	EventApproved         EventState = "Approved"
+	EventDeclined         EventState = "Declined"
+)
+
+// Subject is what an event is about.
+type Subject string
+
+// The subjects of events. Redirect and list events carry neither a contentID
+// nor a pageID.
+const (
+	SubjectItem     Subject = "item"
+	SubjectPage     Subject = "page"
+	SubjectRedirect Subject = "redirect"
+	SubjectList     Subject = "list"
+)
+
+// Event is one row of the append-only event log: one change to one item or
+// page copy (or to a whole list, or to the redirections), with the fields of
+// the webhook payload.
+type Event struct {
+	ID            int64      `db:"id" json:"id"`
+	Tx            string     `db:"tx" json:"-"`
+	InstanceID    int64      `db:"instance_id" json:"-"`
+	InstanceGuid  string     `db:"instance_guid" json:"instanceGuid"`
+	State         EventState `db:"state" json:"state"`
+	Subject       Subject    `db:"subject" json:"subject"`
+	Locale        *string    `db:"locale" json:"languageCode,omitempty"`
+	ReferenceName *string    `db:"reference_name" json:"referenceName,omitempty"`
+	ContentID     *int64     `db:"content_id" json:"contentID,omitempty"`
+	PageID        *int64     `db:"page_id" json:"pageID,omitempty"`
+	VersionID     *int64     `db:"version_id" json:"versionID,omitempty"`
+	ChangeDate    time.Time  `db:"change_date" json:"changeDateUTC"`
+	CreatedAt     time.Time  `db:"created_at" json:"-"`
+}
+
+// Payload is the event as the spec's webhook payload: a flat object whose
+// fields that do not apply are omitted.
+func (e Event) Payload() map[string]any {
+	p := map[string]any{
+		"state":         string(e.State),
+		"instanceGuid":  e.InstanceGuid,
+		"changeDateUTC": e.ChangeDate.UTC().Format("2006-01-02T15:04:05.000Z"),
+	}
+	if e.Locale != nil {
+		p["languageCode"] = *e.Locale
+	}
+	switch e.Subject {
+	case SubjectItem:
+		p["referenceName"] = deref(e.ReferenceName)
+		p["contentID"] = deref(e.ContentID)
+		p["contentVersionID"] = deref(e.VersionID)
+	case SubjectPage:
+		p["pageID"] = deref(e.PageID)
+		p["pageVersionID"] = deref(e.VersionID)
+	case SubjectList:
+		if e.ReferenceName != nil {
+			p["referenceName"] = *e.ReferenceName
+		}
+	}
+	return p
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}
+
+func ptr[T any](v T) *T { return &v }
+
+const insertEventSQL = `INSERT INTO events
+	(instance_id, instance_guid, state, subject, locale, reference_name, content_id, page_id, version_id, change_date)
+	VALUES (:instance_id, :instance_guid, :state, :subject, :locale, :reference_name, :content_id, :page_id, :version_id, :change_date)`
+
+// appendEvent writes e to the event log inside the change's transaction.
+func appendEvent(ctx context.Context, tx *sqlx.Tx, inst Instance, e Event) error {
+	e.InstanceID, e.InstanceGuid = inst.ID, inst.Guid
+	if _, err := tx.NamedExecContext(ctx, insertEventSQL, e); err != nil {
+		return fmt.Errorf("append %s event: %w", e.State, err)
+	}
+	return nil
+}
+
+// Consumers of the event log read it through a cursor of their own:
+// ReadEvents returns the events after the consumer's position, and
+// AckEvents moves the position past them. Rows of transactions that are
+// still running are never returned, so no row can appear behind a position.
+const (
+	ensureCursorSQL = `INSERT INTO event_cursors (consumer) VALUES ($1) ON CONFLICT DO NOTHING`
+	readEventsSQL   = `SELECT e.id, e.tx::text AS tx, e.instance_id, e.instance_guid, e.state, e.subject, e.locale,
+			e.reference_name, e.content_id, e.page_id, e.version_id, e.change_date, e.created_at
+		FROM events e, event_cursors c
+		WHERE c.consumer = $1 AND (e.tx, e.id) > (c.tx, c.id)
+		  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY e.tx, e.id LIMIT $2`
+	ackEventsSQL = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now()
+		WHERE consumer = $1 AND (tx, id) < ($2::xid8, $3)`
+	trimEventsSQL = `DELETE FROM events WHERE created_at < $1
+		AND (tx, id) < ALL (SELECT tx, id FROM event_cursors)`
+)
+
+// ReadEvents returns up to limit events after consumer's position, oldest
+// first. A new consumer starts at the beginning of the log.
+func (s *Store) ReadEvents(ctx context.Context, consumer string, limit int) ([]Event, error) {
+	return ReadEvents(ctx, s.db, consumer, limit)
+}
+
+// ReadEvents is Store.ReadEvents on any connection or transaction.
+func ReadEvents(ctx context.Context, q sqlx.ExtContext, consumer string, limit int) ([]Event, error) {
+	if _, err := q.ExecContext(ctx, ensureCursorSQL, consumer); err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	evs := []Event{}
+	if err := sqlx.SelectContext(ctx, q, &evs, readEventsSQL, consumer, limit); err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
+	return evs, nil
+}
+
+// AckEvents moves consumer's position to just after e. It never moves a
+// position backwards.
+func AckEvents(ctx context.Context, q sqlx.ExecerContext, consumer string, e Event) error {
+	if _, err := q.ExecContext(ctx, ackEventsSQL, consumer, e.Tx, e.ID); err != nil {
+		return fmt.Errorf("ack events: %w", err)
+	}
+	return nil
+}
+
+// AckEvents is the package-level AckEvents on the store's database.
+func (s *Store) AckEvents(ctx context.Context, consumer string, e Event) error {
+	return AckEvents(ctx, s.db, consumer, e)
+}
+
+// TrimEvents deletes events older than before that every consumer has read,
+// and returns how many it deleted.
+func (s *Store) TrimEvents(ctx context.Context, before time.Time) (int64, error) {
+	res, err := s.db.ExecContext(ctx, trimEventsSQL, before)
+	if err != nil {
+		return 0, fmt.Errorf("trim events: %w", err)
+	}
+	return res.RowsAffected()
+}
