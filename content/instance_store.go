@@ -83,10 +83,21 @@ const (
 		OR EXISTS (SELECT 1 FROM page_copies WHERE instance_id = $1 AND locale = $2)`
 )
 
+// reservedLocaleCodes are the first path segments of management routes; a
+// locale of that name would make routes ambiguous.
+var reservedLocaleCodes = map[string]bool{
+	"locales": true, "tokens": true, "apikeys": true, "models": true, "containers": true,
+	"page-models": true, "channels": true, "webhook": true, "webhooks": true, "redirections": true,
+	"assets": true, "galleries": true,
+}
+
 func validateLocale(l Locale) error {
 	var errs []problem.FieldError
 	if !localePattern.MatchString(l.Code) {
 		errs = append(errs, problem.FieldError{Field: "code", Reason: "must be 1 to 32 letters, digits, hyphens or underscores, like en-us"})
+	}
+	if reservedLocaleCodes[strings.ToLower(l.Code)] {
+		errs = append(errs, problem.FieldError{Field: "code", Reason: fmt.Sprintf("%q is reserved by the management API", l.Code)})
 	}
 	if strings.TrimSpace(l.Name) == "" || len(l.Name) > 100 {
 		errs = append(errs, problem.FieldError{Field: "name", Reason: "must be 1 to 100 characters"})

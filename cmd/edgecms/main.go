@@ -1,0 +1,95 @@
+// Command edgecms runs the edgecms content delivery service and its
+// administrative commands. It only reads configuration and wires packages
+// together; see the README for the commands and their configuration.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, cfg config, fs *flag.FlagSet, log *slog.Logger) error
+	flags               func(fs *flag.FlagSet)
+}
+
+var commands []command
+
+func init() {
+	commands = []command{
+		{name: "serve", summary: "run everything in one process: origin, scheduler (the embedded default)", run: runServe},
+		{name: "origin", summary: "run the origin only: management API, Fetch API misses and preview", run: runOrigin},
+		{name: "migrate", summary: "apply the database schema", run: runMigrate},
+		{name: "instance create", args: "--guid G --locales en-us,fr-ca", summary: "create an instance; print {guid, managementToken, fetchKey, previewKey}", run: runInstanceCreate, flags: instanceFlags},
+		{name: "demo", args: "--guid G", summary: "create (if missing) and fill an instance with a published sample site; print its keys", run: runDemo, flags: instanceFlags},
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: edgecms <command> [flags]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(os.Stderr, "  %-16s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(os.Stderr, "\nRun 'edgecms <command> --help' for a command's flags and configuration.")
+}
+
+func main() {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	args := os.Args[1:]
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage()
+		if len(args) == 0 {
+			os.Exit(2)
+		}
+		return
+	}
+	cmd, rest, ok := findCommand(args)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "edgecms: unknown command %q\n", args[0])
+		usage()
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("edgecms "+cmd.name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(os.Stderr, "usage: edgecms %s %s\n\n%s\n\nflags (each also read from the environment variable named):\n", cmd.name, cmd.args, cmd.summary)
+		fs.PrintDefaults()
+	}
+	if cmd.flags != nil {
+		cmd.flags(fs)
+	}
+	cfg, err := loadConfig(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "edgecms %s: %v\n", cmd.name, err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := cmd.run(ctx, cfg, fs, log); err != nil {
+		fmt.Fprintf(os.Stderr, "edgecms %s: %v\n", cmd.name, err)
+		os.Exit(1)
+	}
+}
+
+func findCommand(args []string) (command, []string, bool) {
+	for _, c := range commands {
+		if len(args) >= 2 && c.name == args[0]+" "+args[1] {
+			return c, args[2:], true
+		}
+	}
+	for _, c := range commands {
+		if c.name == args[0] {
+			return c, args[1:], true
+		}
+	}
+	return command{}, nil, false
+}

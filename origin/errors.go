@@ -1,0 +1,126 @@
+package origin
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edgecms/edgecms/problem"
+)
+
+// fiberKinds maps the errors Fiber itself raises to problem kinds.
+var fiberKinds = map[int]problem.Kind{
+	fiber.StatusBadRequest:            problem.Invalid,
+	fiber.StatusNotFound:              problem.NotFound,
+	fiber.StatusMethodNotAllowed:      problem.NotFound,
+	fiber.StatusRequestEntityTooLarge: problem.TooLarge,
+	fiber.StatusUnauthorized:          problem.Unauthorized,
+	fiber.StatusForbidden:             problem.Forbidden,
+	fiber.StatusTooManyRequests:       problem.RateLimited,
+	fiber.StatusServiceUnavailable:    problem.Unavailable,
+}
+
+// handleError is the one place that turns an error into a response: an RFC
+// 9457 problem document with the kind's status. Internal errors are logged
+// here and nowhere else, and their text never reaches the client.
+func (s *Server) handleError(c *fiber.Ctx, err error) error {
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		k, ok := fiberKinds[fe.Code]
+		if !ok {
+			k = problem.Internal
+		}
+		detail := fe.Message
+		switch fe.Code {
+		case fiber.StatusNotFound:
+			detail = "no route " + c.Method() + " " + c.Path()
+		case fiber.StatusRequestEntityTooLarge:
+			detail = "the request body is larger than " + strconv.Itoa(s.cfg.BodyLimit) + " bytes"
+		}
+		err = &problem.Error{Kind: k, Detail: detail}
+	}
+	k := problem.KindOf(err)
+	if k == problem.Internal {
+		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+	}
+	if ra := problem.RetryAfter(err); ra > 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ra))
+	}
+	c.Set(fiber.HeaderCacheControl, k.CacheControl())
+	body, _ := json.Marshal(problem.DocumentOf(err))
+	c.Set(fiber.HeaderContentType, problem.ContentType)
+	return c.Status(k.Status()).Send(body)
+}
+
+// decode reads a JSON request body into v strictly: malformed JSON, wrong
+// types and unknown members are Invalid problems naming the field.
+func decode(c *fiber.Ctx, v any) error {
+	body := c.Body()
+	if len(strings.TrimSpace(string(body))) == 0 {
+		return problem.Invalidf("the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	if dec.More() {
+		return problem.Invalidf("the request body must hold one JSON value")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			return problem.Invalidf("the request body must be a JSON %s", jsonKind(te.Type.Kind().String()))
+		}
+		return problem.Field(field, "must be a %s, not %s", jsonKind(te.Type.Kind().String()), te.Value)
+	case errors.As(err, &se):
+		return problem.Invalidf("malformed JSON at byte %d: %v", se.Offset, se)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return problem.Field(name, "unknown field")
+	case errors.Is(err, errUnexpectedEOF) || strings.Contains(err.Error(), "unexpected EOF"):
+		return problem.Invalidf("malformed JSON: the body ends too early")
+	}
+	var pe *problem.Error
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return problem.Invalidf("malformed JSON: %v", err)
+}
+
+var errUnexpectedEOF = errors.New("unexpected EOF")
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "string":
+		return "string"
+	case "bool":
+		return "boolean"
+	case "int", "int64", "int32", "float64", "uint", "uint64":
+		return "number"
+	case "slice", "array":
+		return "array"
+	case "map", "struct", "ptr":
+		return "object"
+	}
+	return goKind
+}
+
+// id parses a positive integer path parameter.
+func id(c *fiber.Ctx, name string) (int64, error) {
+	n, err := strconv.ParseInt(c.Params(name), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, problem.Field(name, "must be a positive integer")
+	}
+	return n, nil
+}

@@ -1,0 +1,387 @@
+package origin
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/problem"
+)
+
+// manageRoutes registers the management API under /api/v1/instance/:guid.
+// Routes with fixed first segments come before the /:locale/... routes;
+// content refuses locale codes that equal those segments.
+func (s *Server) manageRoutes(r fiber.Router) {
+	r.Use(s.authenticate)
+	edit, publish, manage, full := need(content.RoleEdit), need(content.RolePublish), need(content.RoleManage), need(content.RoleFull)
+
+	r.Get("/locales", edit, s.listLocales)
+	r.Post("/locales", manage, s.createLocale)
+	r.Delete("/locales/:code", manage, s.deleteLocale)
+
+	r.Get("/tokens", full, s.listTokens)
+	r.Post("/tokens", full, s.createToken)
+	r.Delete("/tokens/:id", full, s.deleteToken)
+
+	r.Get("/apikeys", manage, s.listAPIKeys)
+	r.Post("/apikeys", manage, s.createAPIKey)
+	r.Patch("/apikeys/:id", manage, s.updateAPIKey)
+	r.Delete("/apikeys/:id", manage, s.deleteAPIKey)
+
+	r.Get("/models", edit, s.listModels)
+	r.Post("/models", manage, s.createModel)
+	r.Get("/models/:name", edit, s.getModel)
+	r.Delete("/models/:name", manage, s.deleteModel)
+
+	r.Get("/containers", edit, s.listContainers)
+	r.Post("/containers", manage, s.createContainer)
+	r.Get("/containers/:ref", edit, s.getContainer)
+	r.Delete("/containers/:ref", manage, s.deleteContainer)
+	r.Put("/containers/:ref/order", publish, s.reorderContainer)
+
+	r.Get("/page-models", edit, s.listPageModels)
+	r.Post("/page-models", manage, s.createPageModel)
+	r.Delete("/page-models/:name", manage, s.deletePageModel)
+
+	r.Get("/channels", edit, s.listChannels)
+	r.Post("/channels", manage, s.createChannel)
+
+	l := r.Group("/:locale")
+	l.Get("/items", edit, s.resolveLocale, s.listItems)
+	l.Post("/items", edit, s.resolveLocale, s.createItem)
+	l.Get("/items/:id", edit, s.resolveLocale, s.getItem)
+	l.Put("/items/:id", edit, s.resolveLocale, s.saveItem)
+	l.Delete("/items/:id", publish, s.resolveLocale, s.deleteItem)
+	l.Put("/items/:id/schedule", publish, s.resolveLocale, s.scheduleItem)
+	l.Post("/items/:id/:action", s.resolveLocale, s.itemAction)
+
+	l.Get("/pages", edit, s.resolveLocale, s.listPages)
+	l.Post("/pages", edit, s.resolveLocale, s.createPage)
+	l.Get("/pages/:id", edit, s.resolveLocale, s.getPage)
+	l.Put("/pages/:id", edit, s.resolveLocale, s.savePage)
+	l.Delete("/pages/:id", publish, s.resolveLocale, s.deletePage)
+	l.Put("/pages/:id/schedule", publish, s.resolveLocale, s.schedulePage)
+	l.Post("/pages/:id/zones/:zone", edit, s.resolveLocale, s.addComponent)
+	l.Put("/pages/:id/zones/:zone/order", edit, s.resolveLocale, s.reorderZone)
+	l.Delete("/pages/:id/zones/:zone/:contentID", edit, s.resolveLocale, s.removeComponent)
+	l.Post("/pages/:id/:action", s.resolveLocale, s.pageAction)
+}
+
+const localLocale = "locale"
+
+// resolveLocale turns the :locale path segment into a configured locale code.
+func (s *Server) resolveLocale(c *fiber.Ctx) error {
+	l, err := s.store.Locale(c.UserContext(), instance(c), c.Params("locale"))
+	if err != nil {
+		return err
+	}
+	c.Locals(localLocale, l.Code)
+	return c.Next()
+}
+
+func locale(c *fiber.Ctx) string { return c.Locals(localLocale).(string) }
+
+func created(c *fiber.Ctx, v any) error { return c.Status(fiber.StatusCreated).JSON(v) }
+
+func noContent(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) }
+
+// paging reads take (1..max, default def) and skip (>= 0) from the query.
+func paging(c *fiber.Ctx, def, max int) (take, skip int, err error) {
+	take, skip = def, 0
+	if v := c.Query("take"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > max {
+			return 0, 0, problem.Field("take", "must be an integer from 1 to %d", max)
+		}
+		take = n
+	}
+	if v := c.Query("skip"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return 0, 0, problem.Field("skip", "must be an integer >= 0")
+		}
+		skip = n
+	}
+	return take, skip, nil
+}
+
+func (s *Server) listLocales(c *fiber.Ctx) error {
+	ls, err := s.store.Locales(c.UserContext(), instance(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(ls)
+}
+
+func (s *Server) createLocale(c *fiber.Ctx) error {
+	var in struct {
+		Code string `json:"code"`
+		Name string `json:"name"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	l, err := s.store.CreateLocale(c.UserContext(), instance(c), content.Locale{Code: in.Code, Name: in.Name})
+	if err != nil {
+		return err
+	}
+	return created(c, l)
+}
+
+func (s *Server) deleteLocale(c *fiber.Ctx) error {
+	if err := s.store.DeleteLocale(c.UserContext(), instance(c), c.Params("code")); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+func (s *Server) listTokens(c *fiber.Ctx) error {
+	ts, err := s.store.Tokens(c.UserContext(), instance(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(ts)
+}
+
+func (s *Server) createToken(c *fiber.Ctx) error {
+	var in struct {
+		Name string       `json:"name"`
+		Role content.Role `json:"role"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	t, secret, err := s.store.CreateToken(c.UserContext(), instance(c), in.Name, in.Role)
+	if err != nil {
+		return err
+	}
+	return created(c, fiber.Map{"id": t.ID, "name": t.Name, "role": t.Role, "createdAt": t.CreatedAt, "token": secret})
+}
+
+func (s *Server) deleteToken(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteToken(c.UserContext(), instance(c), n); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+func (s *Server) listAPIKeys(c *fiber.Ctx) error {
+	ks, err := s.store.APIKeys(c.UserContext(), instance(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(ks)
+}
+
+func (s *Server) createAPIKey(c *fiber.Ctx) error {
+	var in struct {
+		Name      *string    `json:"name"`
+		Type      string     `json:"type"`
+		ExpiresAt *time.Time `json:"expiresAt"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	k, secret, err := s.store.CreateAPIKey(c.UserContext(), instance(c), content.APIKeyInput{Name: in.Name, Type: in.Type, ExpiresAt: in.ExpiresAt})
+	if err != nil {
+		return err
+	}
+	return created(c, fiber.Map{"id": k.ID, "name": k.Name, "type": k.Type, "expiresAt": k.ExpiresAt, "enabled": k.Enabled, "createdAt": k.CreatedAt, "key": secret})
+}
+
+func (s *Server) updateAPIKey(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Name      *string         `json:"name"`
+		Enabled   *bool           `json:"enabled"`
+		ExpiresAt json.RawMessage `json:"expiresAt"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	upd := content.APIKeyInput{Name: in.Name, Enabled: in.Enabled}
+	switch string(in.ExpiresAt) {
+	case "":
+	case "null":
+		upd.ClearExpiry = true
+	default:
+		var t time.Time
+		if err := json.Unmarshal(in.ExpiresAt, &t); err != nil {
+			return problem.Field("expiresAt", "must be an RFC 3339 date or null")
+		}
+		upd.ExpiresAt = &t
+	}
+	k, err := s.store.UpdateAPIKey(c.UserContext(), instance(c), n, upd)
+	if err != nil {
+		return err
+	}
+	return c.JSON(k)
+}
+
+func (s *Server) deleteAPIKey(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeleteAPIKey(c.UserContext(), instance(c), n); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+func (s *Server) listModels(c *fiber.Ctx) error {
+	ms, err := s.store.Models(c.UserContext(), instance(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(ms)
+}
+
+func (s *Server) createModel(c *fiber.Ctx) error {
+	var in struct {
+		Name   string          `json:"name"`
+		Kind   string          `json:"kind"`
+		Fields []content.Field `json:"fields"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	m, err := s.store.CreateModel(c.UserContext(), instance(c), content.Model{Name: in.Name, Kind: in.Kind, Fields: in.Fields})
+	if err != nil {
+		return err
+	}
+	return created(c, m)
+}
+
+func (s *Server) getModel(c *fiber.Ctx) error {
+	m, err := s.store.Model(c.UserContext(), instance(c), c.Params("name"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(m)
+}
+
+func (s *Server) deleteModel(c *fiber.Ctx) error {
+	if err := s.store.DeleteModel(c.UserContext(), instance(c), c.Params("name")); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+func (s *Server) listContainers(c *fiber.Ctx) error {
+	cs, err := s.store.Containers(c.UserContext(), instance(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(cs)
+}
+
+func (s *Server) createContainer(c *fiber.Ctx) error {
+	var in struct {
+		ReferenceName string `json:"referenceName"`
+		Model         string `json:"model"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	ct, err := s.store.CreateContainer(c.UserContext(), instance(c), in.ReferenceName, in.Model)
+	if err != nil {
+		return err
+	}
+	return created(c, ct)
+}
+
+func (s *Server) getContainer(c *fiber.Ctx) error {
+	ct, err := s.store.Container(c.UserContext(), instance(c), c.Params("ref"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(ct)
+}
+
+func (s *Server) deleteContainer(c *fiber.Ctx) error {
+	if err := s.store.DeleteContainer(c.UserContext(), instance(c), c.Params("ref")); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+type idList struct {
+	ContentIDs []int64 `json:"contentIDs"`
+}
+
+func (s *Server) reorderContainer(c *fiber.Ctx) error {
+	var in idList
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	if in.ContentIDs == nil {
+		return problem.Field("contentIDs", "is required")
+	}
+	if err := s.store.ReorderContainer(c.UserContext(), instance(c), c.Params("ref"), in.ContentIDs); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+func (s *Server) listPageModels(c *fiber.Ctx) error {
+	pms, err := s.store.PageModels(c.UserContext(), instance(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(pms)
+}
+
+func (s *Server) createPageModel(c *fiber.Ctx) error {
+	var in struct {
+		Name  string   `json:"name"`
+		Zones []string `json:"zones"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	pm, err := s.store.CreatePageModel(c.UserContext(), instance(c), in.Name, in.Zones)
+	if err != nil {
+		return err
+	}
+	return created(c, pm)
+}
+
+func (s *Server) deletePageModel(c *fiber.Ctx) error {
+	if err := s.store.DeletePageModel(c.UserContext(), instance(c), c.Params("name")); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+func (s *Server) listChannels(c *fiber.Ctx) error {
+	cs, err := s.store.Channels(c.UserContext(), instance(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(cs)
+}
+
+func (s *Server) createChannel(c *fiber.Ctx) error {
+	var in struct {
+		Name string `json:"name"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	ch, err := s.store.CreateChannel(c.UserContext(), instance(c), in.Name)
+	if err != nil {
+		return err
+	}
+	return created(c, ch)
+}

@@ -1,0 +1,149 @@
+package origin
+
+import (
+	"encoding/json"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edgecms/edgecms/content"
+)
+
+func (s *Server) listPages(c *fiber.Ctx) error {
+	ps, err := s.store.Pages(c.UserContext(), instance(c), locale(c), c.Query("channel"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(ps)
+}
+
+func (s *Server) createPage(c *fiber.Ctx) error {
+	var in content.PageInput
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	p, err := s.store.CreatePage(c.UserContext(), instance(c), locale(c), in)
+	if err != nil {
+		return err
+	}
+	return created(c, p)
+}
+
+func (s *Server) getPage(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	p, err := s.store.Page(c.UserContext(), instance(c), locale(c), n)
+	if err != nil {
+		return err
+	}
+	return c.JSON(p)
+}
+
+func (s *Server) savePage(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	var in content.PageInput
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	p, err := s.store.SavePage(c.UserContext(), instance(c), locale(c), n, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(p)
+}
+
+func (s *Server) deletePage(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	if err := s.store.DeletePage(c.UserContext(), instance(c), locale(c), n); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+func (s *Server) pageAction(c *fiber.Ctx) error {
+	a, err := action(c)
+	if err != nil {
+		return err
+	}
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	st, err := s.store.PageAction(c.UserContext(), instance(c), locale(c), n, a)
+	if err != nil {
+		return err
+	}
+	return c.JSON(st)
+}
+
+func (s *Server) schedulePage(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	var in content.Schedule
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	sc, err := s.store.SchedulePage(c.UserContext(), instance(c), locale(c), n, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(sc)
+}
+
+func (s *Server) addComponent(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	var in struct {
+		Module string                     `json:"module"`
+		Fields map[string]json.RawMessage `json:"fields"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	cid, pos, err := s.store.AddComponent(c.UserContext(), instance(c), locale(c), n, c.Params("zone"), in.Module, in.Fields)
+	if err != nil {
+		return err
+	}
+	return created(c, fiber.Map{"contentID": cid, "position": pos})
+}
+
+func (s *Server) removeComponent(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	cid, err := id(c, "contentID")
+	if err != nil {
+		return err
+	}
+	if err := s.store.RemoveComponent(c.UserContext(), instance(c), locale(c), n, c.Params("zone"), cid); err != nil {
+		return err
+	}
+	return noContent(c)
+}
+
+func (s *Server) reorderZone(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	var in idList
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	if err := s.store.ReorderZone(c.UserContext(), instance(c), locale(c), n, c.Params("zone"), in.ContentIDs); err != nil {
+		return err
+	}
+	return noContent(c)
+}

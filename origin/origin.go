@@ -1,0 +1,68 @@
+// Package origin is edgecms's HTTP origin: the management API, the Fetch API
+// for cache misses and preview, and the OpenAPI document, served by Fiber.
+//
+// In a deployment the origin sits behind edges and a CDN: it answers only
+// what they cannot (objects not yet in the store, preview, management). It
+// reads and writes Postgres through content.Store.
+package origin
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edgecms/edgecms/content"
+)
+
+// Config is the origin's part of the service configuration.
+type Config struct {
+	// BodyLimit is the largest request body accepted, in bytes.
+	BodyLimit int
+	// FetchRateLimit is how many direct Fetch API requests per second one
+	// API key may make (0: no limit).
+	FetchRateLimit int
+}
+
+// Server is the origin: its handlers and what they use.
+type Server struct {
+	cfg   Config
+	store *content.Store
+	log   *slog.Logger
+	app   *fiber.App
+}
+
+// New builds the origin's Fiber app.
+func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = 2 << 20
+	}
+	s := &Server{cfg: cfg, store: store, log: log}
+	s.app = fiber.New(fiber.Config{
+		AppName:               "edgecms origin",
+		BodyLimit:             cfg.BodyLimit,
+		ErrorHandler:          s.handleError,
+		DisableStartupMessage: true,
+		ReadTimeout:           30 * time.Second,
+		WriteTimeout:          60 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		CaseSensitive:         true,
+		StrictRouting:         false,
+	})
+	s.routes()
+	return s
+}
+
+// App returns the Fiber app, to listen on or to test with App().Test.
+func (s *Server) App() *fiber.App { return s.app }
+
+// Shutdown stops accepting requests and waits for those in flight.
+func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+
+func (s *Server) routes() {
+	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	s.app.Get("/api/openapi.json", serveOpenAPI)
+	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
+	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+}
