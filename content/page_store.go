@@ -157,9 +157,9 @@ const (
 		published_zones, published_modified, publish_at, unpublish_at`
 	selectPageCopySQL = `SELECT ` + pageCopyColumns + ` FROM page_copies WHERE page_id = $1 AND locale = $2`
 	lockChannelSQL    = `SELECT id FROM channels WHERE id = $1 FOR UPDATE`
-	siblingNamesSQL   = `SELECT lower(name) FROM page_copies WHERE channel_id = $1 AND coalesce(parent_id, 0) = coalesce($2, 0) AND locale = $3 AND state <> 3 AND page_id <> $4`
+	siblingNamesSQL   = `SELECT lower(name) FROM page_copies WHERE channel_id = $1 AND coalesce(parent_id, 0) = coalesce($2::bigint, 0) AND locale = $3 AND state <> 3 AND page_id <> $4`
 	insertPageSQL     = `INSERT INTO pages (instance_id, channel_id, parent_id, sort_order, page_model_id, page_type, dynamic_container_id, dynamic_path_field)
-		VALUES ($1, $2, $3, coalesce((SELECT max(sort_order) FROM pages WHERE channel_id = $2 AND coalesce(parent_id, 0) = coalesce($3, 0)), 0) + 1, $4, $5, $6, $7)
+		VALUES ($1, $2, $3, coalesce((SELECT max(sort_order) FROM pages WHERE channel_id = $2 AND coalesce(parent_id, 0) = coalesce($3::bigint, 0)), 0) + 1, $4, $5, $6, $7)
 		RETURNING page_id`
 	insertPageCopySQL = `INSERT INTO page_copies (page_id, instance_id, locale, channel_id, parent_id, name, state, version_id, doc, zones, modified)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
