@@ -225,6 +225,7 @@ func (s *Server) updateAPIKey(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	s.keys.forget(instance(c).Guid)
 	return c.JSON(k)
 }
 
@@ -236,6 +237,7 @@ func (s *Server) deleteAPIKey(c *fiber.Ctx) error {
 	if err := s.store.DeleteAPIKey(c.UserContext(), instance(c), n); err != nil {
 		return err
 	}
+	s.keys.forget(instance(c).Guid)
 	return noContent(c)
 }
 

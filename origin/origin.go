@@ -23,6 +23,11 @@ type Config struct {
 	// FetchRateLimit is how many direct Fetch API requests per second one
 	// API key may make (0: no limit).
 	FetchRateLimit int
+	// Render renders Fetch API answers; without it the origin answers only
+	// the management API.
+	Render RenderFunc
+	// KeyCacheTTL is how long a Fetch API key check is cached (default 1 s).
+	KeyCacheTTL time.Duration
 }
 
 // Server is the origin: its handlers and what they use.
@@ -31,6 +36,9 @@ type Server struct {
 	store *content.Store
 	log   *slog.Logger
 	app   *fiber.App
+
+	keys    *keyCache
+	limiter *rateLimiter
 }
 
 // New builds the origin's Fiber app.
@@ -38,7 +46,11 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 2 << 20
 	}
-	s := &Server{cfg: cfg, store: store, log: log}
+	if cfg.KeyCacheTTL <= 0 {
+		cfg.KeyCacheTTL = time.Second
+	}
+	s := &Server{cfg: cfg, store: store, log: log,
+		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit)}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
 		BodyLimit:             cfg.BodyLimit,
@@ -64,5 +76,6 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
+	s.app.Get("/*", s.serveFetch)
 	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 }

@@ -1,0 +1,82 @@
+package origin
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/problem"
+)
+
+// RenderFunc renders the answer to a Fetch API request: the JSON body and
+// the tags of what it embeds (sent as a Surrogate-Key header so that a CDN
+// can purge by tag).
+type RenderFunc func(ctx context.Context, req fetch.Request) (body []byte, tags []string, err error)
+
+// Cache policy of Fetch API answers. A fetch answer may be kept by a CDN
+// briefly and served stale while it revalidates or while the origin is
+// down; preview is never stored.
+const (
+	cacheFetch   = "public, max-age=0, s-maxage=30, stale-while-revalidate=60, stale-if-error=86400"
+	cachePreview = "no-store"
+)
+
+// serveFetch answers a Fetch API request: parse, check the key, limit the
+// rate, render.
+func (s *Server) serveFetch(c *fiber.Ctx) error {
+	req, err := fetch.Parse(fetch.Input{
+		Host:       string(c.Request().Host()),
+		Path:       string(c.Request().URI().PathOriginal()),
+		RawQuery:   string(c.Request().URI().QueryString()),
+		GuidHeader: c.Get("Guid"),
+	})
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	keyID, err := s.keys.check(ctx, req.Guid, c.Get("APIKey"), req.APIType)
+	if err != nil {
+		return err
+	}
+	if err := s.limiter.allow(keyID); err != nil {
+		return err
+	}
+	if s.cfg.Render == nil {
+		return problem.New(problem.Unavailable, "this origin does not render the Fetch API")
+	}
+	body, tags, err := s.cfg.Render(ctx, req)
+	if err != nil {
+		return err
+	}
+	sum := sha256.Sum256(body)
+	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
+	c.Set(fiber.HeaderETag, etag)
+	if req.Cacheable() {
+		c.Set(fiber.HeaderCacheControl, cacheFetch)
+		if len(tags) > 0 {
+			c.Set("Surrogate-Key", strings.Join(tags, " "))
+		}
+	} else {
+		c.Set(fiber.HeaderCacheControl, cachePreview)
+	}
+	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatch(inm, etag) {
+		return c.SendStatus(fiber.StatusNotModified)
+	}
+	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
+	return c.Send(body)
+}
+
+// etagMatch reports whether an If-None-Match header value matches etag.
+func etagMatch(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimSpace(t)
+		if t == "*" || t == etag || strings.TrimPrefix(t, "W/") == etag {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,88 @@
+package origin
+
+import (
+	"context"
+	"crypto/sha256"
+	"sync"
+	"time"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/problem"
+)
+
+// keyCache answers Fetch API key checks from memory. Entries (also for
+// unknown keys, so that a client with a bad key cannot load the database)
+// live for ttl; a key change through this origin clears its instance's
+// entries at once, and other origins see it within ttl.
+type keyCache struct {
+	store *content.Store
+	ttl   time.Duration
+	now   func() time.Time
+
+	mu      sync.Mutex
+	entries map[[32]byte]keyEntry
+}
+
+type keyEntry struct {
+	guid    string
+	key     *content.APIKey // nil: no such key
+	fetched time.Time
+}
+
+func newKeyCache(store *content.Store, ttl time.Duration) *keyCache {
+	return &keyCache{store: store, ttl: ttl, now: time.Now, entries: map[[32]byte]keyEntry{}}
+}
+
+// check validates secret as a key of type apiType ("fetch" or "preview") for
+// instance guid: a missing, unknown, disabled or expired key is
+// Unauthorized, a valid key of the other type Forbidden. It returns the
+// key's cache identity (its hash), for rate limiting.
+func (kc *keyCache) check(ctx context.Context, guid, secret, apiType string) ([32]byte, error) {
+	if secret == "" {
+		return [32]byte{}, problem.Unauthorizedf("missing APIKey header")
+	}
+	id := sha256.Sum256([]byte(guid + "\x00" + secret))
+	now := kc.now()
+	kc.mu.Lock()
+	e, ok := kc.entries[id]
+	kc.mu.Unlock()
+	if !ok || now.Sub(e.fetched) > kc.ttl {
+		k, err := kc.store.LookupAPIKey(ctx, guid, secret)
+		switch {
+		case problem.Is(err, problem.NotFound):
+			e = keyEntry{guid: guid, fetched: now}
+		case err != nil:
+			return id, err
+		default:
+			e = keyEntry{guid: guid, key: &k, fetched: now}
+		}
+		kc.mu.Lock()
+		if len(kc.entries) > 100_000 { // bound memory under a flood of random keys
+			kc.entries = map[[32]byte]keyEntry{}
+		}
+		kc.entries[id] = e
+		kc.mu.Unlock()
+	}
+	switch {
+	case e.key == nil:
+		return id, problem.Unauthorizedf("the API key is not valid for instance %q", guid)
+	case !e.key.Enabled:
+		return id, problem.Unauthorizedf("the API key is disabled")
+	case !e.key.Usable(now):
+		return id, problem.Unauthorizedf("the API key has expired")
+	case e.key.Type != apiType:
+		return id, problem.Forbiddenf("a %s key cannot read the %s API; use a %s key", e.key.Type, apiType, apiType)
+	}
+	return id, nil
+}
+
+// forget drops the cached keys of instance guid.
+func (kc *keyCache) forget(guid string) {
+	kc.mu.Lock()
+	defer kc.mu.Unlock()
+	for id, e := range kc.entries {
+		if e.guid == guid {
+			delete(kc.entries, id)
+		}
+	}
+}
