@@ -117,7 +117,7 @@ const (
 	ackEventsSQL = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now()
 		WHERE consumer = $1 AND (tx, id) < ($2::xid8, $3)`
 	trimEventsSQL = `DELETE FROM events WHERE created_at < $1
-		AND (tx, id) < ALL (SELECT tx, id FROM event_cursors)`
+		AND (tx, id) <= ALL (SELECT tx, id FROM event_cursors)`
 )
 
 // ReadEvents returns up to limit events after consumer's position, oldest

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -303,6 +304,16 @@ func compact(raw []byte) string {
 		return "invalid JSON " + string(raw)
 	}
 	return b.String()
+}
+
+// sameJSON reports whether a and b are the same JSON value (Postgres jsonb
+// reorders object members and drops escapes).
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
 }
 
 // wantKind fails the test unless err is a problem of kind k.
