@@ -110,7 +110,7 @@ func TestItemValues(t *testing.T) {
 		{"gallery", `{"galleryID":3,"x":1}`, ""},
 		{"gallery", `3`, ""},
 		{"category", fmt.Sprintf(`{"contentID":%d}`, cat), fmt.Sprintf(`{"contentID":%d}`, cat)},
-		{"category", fmt.Sprintf(`{"contentID":%d}`, tags[0]), ""},        // an item of another container
+		{"category", fmt.Sprintf(`{"contentID":%d}`, tags[0]), ""},           // an item of another container
 		{"category", fmt.Sprintf(`{"contentID":%d}`, foreign.ContentID), ""}, // same container name, other instance
 		{"category", `{"contentID":999999}`, ""},
 		{"category", `{"contentID":0}`, ""},
