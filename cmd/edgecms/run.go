@@ -18,8 +18,10 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/demo"
+	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/scheduler"
 	"github.com/edgecms/edgecms/schema"
 )
@@ -135,7 +137,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	}
 	defer func() { stopWorkers(); wg.Wait() }()
 
-	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit}, store, log.With("role", "origin"))
+	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store)}, store, log.With("role", "origin"))
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("listening", "addr", cfg.Addr, "tls", cfg.TLSCert != "")
@@ -154,6 +156,19 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	return srv.Shutdown(sctx)
+}
+
+// renderFunc renders Fetch API answers from Postgres for the origin.
+func renderFunc(store *content.Store) origin.RenderFunc {
+	r := render.New(store)
+	return func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+		site, err := render.LoadSite(ctx, store, req.Guid)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := r.Render(ctx, site, req)
+		return res.Body, res.Tags, err
+	}
 }
 
 // instanceArgs are the flags of instance create and demo.
