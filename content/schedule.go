@@ -72,11 +72,11 @@ func (s *Store) SchedulePage(ctx context.Context, inst Instance, locale string, 
 // dueSQL finds the copies whose publish or unpublish date has come: items
 // and pages, with the instance each belongs to.
 const dueSQL = `
-	SELECT 'item' AS subject, ic.content_id AS id, ic.locale, i.guid, i.id AS instance_id, ic.publish_at <= $1 AS publish
+	SELECT 'item' AS subject, ic.content_id AS id, ic.locale, i.guid, i.id AS instance_id, coalesce(ic.publish_at <= $1, false) AS publish
 	FROM item_copies ic JOIN instances i ON i.id = ic.instance_id
 	WHERE ic.publish_at <= $1 OR ic.unpublish_at <= $1
 	UNION ALL
-	SELECT 'page', pc.page_id, pc.locale, i.guid, i.id, pc.publish_at <= $1
+	SELECT 'page', pc.page_id, pc.locale, i.guid, i.id, coalesce(pc.publish_at <= $1, false)
 	FROM page_copies pc JOIN instances i ON i.id = pc.instance_id
 	WHERE pc.publish_at <= $1 OR pc.unpublish_at <= $1
 	LIMIT $2`
