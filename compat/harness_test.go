@@ -1,0 +1,204 @@
+package compat
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/demo"
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/pgtest"
+	"github.com/edgecms/edgecms/origin"
+	"github.com/edgecms/edgecms/render"
+)
+
+// service is a demo instance served by a real origin over TLS.
+type service struct {
+	store      *content.Store
+	inst       content.Instance
+	base       string // https://127.0.0.1:port
+	caFile     string
+	client     *http.Client
+	fetchKey   string
+	previewKey string
+	token      string
+}
+
+// start fills a fresh database with the demo site and serves it over TLS
+// with a self-signed certificate.
+func start(t *testing.T) *service {
+	t.Helper()
+	ctx := context.Background()
+	db, _ := pgtest.New(t)
+	store := content.NewStore(db)
+	inst, err := store.CreateInstance(ctx, "compat", []content.Locale{{Code: "en-us", Name: "English"}, {Code: "fr-ca", Name: "Français"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.Fill(ctx, store, inst); err != nil {
+		t.Fatal(err)
+	}
+	s := &service{store: store, inst: inst}
+	name := "k"
+	_, s.fetchKey, err = store.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "fetch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s.previewKey, err = store.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "preview"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, s.token, err = store.CreateToken(ctx, inst, "t", content.RoleFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	r := render.New(store)
+	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+		site, err := render.LoadSite(ctx, store, req.Guid)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := r.Render(ctx, site, req)
+		return res.Body, res.Tags, err
+	}
+	srv := origin.New(origin.Config{Render: renderFn}, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+
+	certPEM, keyPEM := selfSigned(t)
+	s.caFile = filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(s.caFile, certPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.App().Listener(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	s.base = "https://" + ln.Addr().String()
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	s.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return s
+}
+
+// selfSigned makes a certificate for 127.0.0.1 and localhost.
+func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "edgecms test"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:              []string{"localhost"},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+// get fetches a Fetch API path directly and decodes the JSON answer.
+func (s *service) get(t *testing.T, key, path string) (int, any) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
+	req.Header.Set("APIKey", key)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v any
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatalf("GET %s: decode: %v", path, err)
+	}
+	return resp.StatusCode, v
+}
+
+// sdkCall is one call of the SDK runner.
+type sdkCall struct {
+	Flavour string         `json:"flavour"`
+	Method  string         `json:"method"`
+	Params  map[string]any `json:"params"`
+}
+
+type sdkResult struct {
+	OK     bool   `json:"ok"`
+	Result any    `json:"result"`
+	Error  string `json:"error"`
+}
+
+// compatDir is scripts/compat, where scripts/test.sh installs the npm clients.
+func compatDir(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "scripts", "compat")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agility", "content-fetch")); err != nil {
+		t.Fatalf("the npm clients are not installed: run scripts/test.sh (or npm ci in scripts/compat): %v", err)
+	}
+	return dir
+}
+
+// runSDK runs the calls through the real @agility/content-fetch SDK.
+func (s *service) runSDK(t *testing.T, baseURL string, calls []sdkCall) []sdkResult {
+	t.Helper()
+	dir := compatDir(t)
+	in, _ := json.Marshal(map[string]any{
+		"baseUrl": baseURL, "guid": s.inst.Guid, "fetchKey": s.fetchKey, "previewKey": s.previewKey, "calls": calls,
+	})
+	cmd := exec.Command("node", filepath.Join(dir, "fetch-sdk.js"))
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+s.caFile)
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node fetch-sdk.js: %v\n%s", err, stderr.String())
+	}
+	var res []sdkResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("decode SDK output: %v\n%s", err, out)
+	}
+	if len(res) != len(calls) {
+		t.Fatalf("SDK answered %d calls, want %d", len(res), len(calls))
+	}
+	return res
+}
