@@ -67,8 +67,8 @@ type Filter struct {
 	Terms []*Filter
 
 	// Property, Op and Values describe a clause.
-	Property string   // dotted path, lower-cased, for example "fields.title"
-	Op       Op       //
+	Property string // dotted path, lower-cased, for example "fields.title"
+	Op       Op
 	Values   []string // lower-cased: one value; the list of In; min and max of Range
 
 	str  string   // canonical form, set by ParseFilter

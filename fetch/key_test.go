@@ -237,6 +237,8 @@ func TestURLPathAndQuery(t *testing.T) {
 		{Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: `filter=Fields.Title[eq]"A B"&sort=fields.title&fields=b,a&Take=5`},
 			"/acme/fetch/en-us/list/posts",
 			"contentLinkDepth=1&expandAllContentLinks=false&take=5&skip=0&sort=fields.title&direction=asc&filter=fields.title%5Beq%5D%22a+b%22&fields=a%2Cb"},
+		{Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "direction=desc"}, "/acme/fetch/en-us/list/posts",
+			"contentLinkDepth=1&expandAllContentLinks=false&take=10&skip=0"},
 		{Input{Path: "/acme/fetch/en-us/page/website", RawQuery: "path=/Blog"}, "/acme/fetch/en-us/page/website", "path=%2Fblog&contentLinkDepth=2&expandAllContentLinks=false"},
 		{Input{Path: "/acme/fetch/en-us/sitemap/nested/website"}, "/acme/fetch/en-us/sitemap/nested/website", ""},
 		{Input{Path: "/acme/fetch/en-us/sync/pages"}, "/acme/fetch/en-us/sync/pages", "syncToken=0&pageSize=500"},

@@ -156,23 +156,26 @@ func (r *Request) parseQuery(raw string) error {
 	}
 	switch r.Kind {
 	case Item, List:
-		r.Depth = q.int(qDepth, DefaultDepth, 0, MaxDepth)
-		r.ExpandAll = q.bool(qExpand)
+		r.Depth = q.integer(qDepth, DefaultDepth, 0, MaxDepth)
+		r.ExpandAll = q.boolean(qExpand)
 	case Page, PageByPath:
-		r.Depth = q.int(qDepth, DefaultPageDepth, 0, MaxDepth)
-		r.ExpandAll = q.bool(qExpand)
+		r.Depth = q.integer(qDepth, DefaultPageDepth, 0, MaxDepth)
+		r.ExpandAll = q.boolean(qExpand)
 	case SyncItems, SyncPages:
-		r.SyncToken = q.int64(qSyncToken, 0, 0, 1<<63-1)
-		r.PageSize = q.int(qPageSize, DefaultPageSize, 1, MaxPageSize)
+		r.SyncToken = q.integer64(qSyncToken, 0, 0, 1<<63-1)
+		r.PageSize = q.integer(qPageSize, DefaultPageSize, 1, MaxPageSize)
 	case URLRedirection:
 		r.LastAccessDate = q.date(qLastAccessDate)
 	}
 	switch r.Kind {
 	case List:
-		r.Take = q.int(qTake, DefaultTake, 1, MaxTake)
-		r.Skip = q.int(qSkip, 0, 0, 1<<31-1)
+		r.Take = q.integer(qTake, DefaultTake, 1, MaxTake)
+		r.Skip = q.integer(qSkip, 0, 0, 1<<31-1)
 		r.Sort = q.sort()
 		r.Direction = q.direction()
+		if r.Sort == "" {
+			r.Direction = "asc" // validated, but without a sort it means nothing
+		}
 		r.Filter = q.filter()
 		r.Fields = q.fields()
 	case PageByPath:
@@ -181,10 +184,10 @@ func (r *Request) parseQuery(raw string) error {
 	return problem.Fields(q.errs)
 }
 
-// int64 parses an optional integer. A value with no digit at all
+// integer64 parses an optional integer. A value with no digit at all
 // ("undefined", "null", empty) means the default; one with digits must be an
 // integer within [lo, hi].
-func (q *query) int64(p int, def, lo, hi int64) int64 {
+func (q *query) integer64(p int, def, lo, hi int64) int64 {
 	v, ok := q.value(p)
 	v = strings.TrimSpace(v)
 	if !ok || strings.IndexFunc(v, func(r rune) bool { return '0' <= r && r <= '9' }) < 0 {
@@ -211,13 +214,14 @@ func (q *query) int64(p int, def, lo, hi int64) int64 {
 	return n
 }
 
-func (q *query) int(p, def, lo, hi int) int {
-	return int(q.int64(p, int64(def), int64(lo), int64(hi)))
+// integer is integer64 for int values.
+func (q *query) integer(p, def, lo, hi int) int {
+	return int(q.integer64(p, int64(def), int64(lo), int64(hi)))
 }
 
-// bool parses an optional boolean: true, false, 1 or 0 in any case; empty,
+// boolean parses an optional boolean: true, false, 1 or 0 in any case; empty,
 // "undefined" and "null" mean false.
-func (q *query) bool(p int) bool {
+func (q *query) boolean(p int) bool {
 	v, ok := q.value(p)
 	v = strings.TrimSpace(v)
 	switch {

@@ -68,9 +68,6 @@ func (k Kind) String() string {
 	return "kind(" + strconv.Itoa(int(k)) + ")"
 }
 
-// Localized reports whether requests of this kind name a locale.
-func (k Kind) Localized() bool { return k >= Item && k <= SyncPages }
-
 // Default values of the optional parameters, per client-compat.md.
 const (
 	DefaultDepth     = 1   // contentLinkDepth of items and lists
@@ -110,7 +107,7 @@ type Request struct {
 	Take      int     // List: 1..MaxTake
 	Skip      int     // List: >= 0
 	Sort      string  // List: lower-cased dotted path, or empty for container order
-	Direction string  // List: "asc" or "desc"; meaningful only with Sort
+	Direction string  // List: "asc" or "desc"; always "asc" without Sort
 	Filter    *Filter // List: nil when there is none
 	// Fields is the List's field selection: lower-cased dotted paths, sorted,
 	// without duplicates; nil returns all fields.

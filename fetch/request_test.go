@@ -112,7 +112,7 @@ func TestParse(t *testing.T) {
 		{"list sort mixed case", Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "Sort=Properties.Modified&Direction=DESC"},
 			with(list("posts"), func(r *Request) { r.Sort, r.Direction = "properties.modified", "desc" })},
 		{"list direction without sort", Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "direction=desc"},
-			with(list("posts"), func(r *Request) { r.Direction = "desc" })},
+			list("posts")},
 		{"list fields deduplicated", Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "fields=title,,Title, body"},
 			with(list("posts"), func(r *Request) { r.Fields = []string{"body", "title"} })},
 		{"list empty filter", Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "filter="}, list("posts")},
