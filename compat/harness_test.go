@@ -45,7 +45,10 @@ type service struct {
 
 // start fills a fresh database with the demo site and serves it over TLS
 // with a self-signed certificate.
-func start(t *testing.T) *service {
+func start(t *testing.T) *service { return startWith(t, origin.Config{}) }
+
+// startWith is start with an origin configuration (Render is set here).
+func startWith(t *testing.T, cfg origin.Config) *service {
 	t.Helper()
 	ctx := context.Background()
 	db, _ := pgtest.New(t)
@@ -81,7 +84,8 @@ func start(t *testing.T) *service {
 		res, err := r.Render(ctx, site, req)
 		return res.Body, res.Tags, err
 	}
-	srv := origin.New(origin.Config{Render: renderFn}, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg.Render = renderFn
+	srv := origin.New(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
 	certPEM, keyPEM := selfSigned(t)
 	s.caFile = filepath.Join(t.TempDir(), "ca.pem")
@@ -134,6 +138,25 @@ func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+}
+
+// do sends a GET with the given headers and returns the response with its body read.
+func (s *service) do(t *testing.T, path string, headers map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
 }
 
 // get fetches a Fetch API path directly and decodes the JSON answer.
