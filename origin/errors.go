@@ -3,8 +3,10 @@ package origin
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -65,7 +67,7 @@ func decode(c *fiber.Ctx, v any) error {
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return decodeError(err)
+		return decodeError(err, v, body)
 	}
 	if dec.More() {
 		return problem.Invalidf("the request body must hold one JSON value")
@@ -73,7 +75,7 @@ func decode(c *fiber.Ctx, v any) error {
 	return nil
 }
 
-func decodeError(err error) error {
+func decodeError(err error, v any, body []byte) error {
 	var te *json.UnmarshalTypeError
 	var se *json.SyntaxError
 	switch {
@@ -95,7 +97,42 @@ func decodeError(err error) error {
 	if errors.As(err, &pe) {
 		return pe
 	}
+	// A value's own UnmarshalJSON (a date's) fails without naming the field.
+	if name := failingMember(v, body); name != "" {
+		var tpe *time.ParseError
+		if errors.As(err, &tpe) || strings.Contains(err.Error(), "Time.UnmarshalJSON") {
+			return problem.Field(name, "must be an RFC 3339 date like 2026-01-31T09:30:00Z")
+		}
+		return problem.Field(name, "invalid value")
+	}
 	return problem.Invalidf("malformed JSON: %v", err)
+}
+
+// failingMember returns the name of the first top-level member of body that
+// does not decode into its field of v (a pointer to a struct), or "".
+func failingMember(v any, body []byte) string {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		return ""
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return ""
+	}
+	rt := rv.Elem().Type()
+	for i := range rt.NumField() {
+		f := rt.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		for member, raw := range members {
+			if strings.EqualFold(member, name) && json.Unmarshal(raw, reflect.New(f.Type).Interface()) != nil {
+				return member
+			}
+		}
+	}
+	return ""
 }
 
 var errUnexpectedEOF = errors.New("unexpected EOF")

@@ -1,0 +1,377 @@
+package origin_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgecms/edgecms/content"
+)
+
+// badCase is a request a route must refuse with status want, naming field
+// among the problem's errors when field is set.
+type badCase struct {
+	route string // "METHOD pattern", the route as registered under the instance
+	name  string
+	req   request
+	want  int
+	field string
+}
+
+func badCases(w world) []badCase {
+	type m = map[string]any
+	past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+	soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	later := time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)
+	item := fmt.Sprintf("/en-us/items/%d", w.article)
+	deleted := fmt.Sprintf("/en-us/items/%d", w.deleted)
+	page := fmt.Sprintf("/en-us/pages/%d", w.parent)
+	child := fmt.Sprintf("/en-us/pages/%d", w.child)
+	zone := page + "/zones/MainContentZone"
+	key := fmt.Sprintf("/apikeys/%d", w.apiKey)
+	const malformed = `{"name": "x",`
+	var cases []badCase
+	add := func(route string, list ...badCase) {
+		for _, c := range list {
+			c.route = route
+			cases = append(cases, c)
+		}
+	}
+	req := func(method, path string, body any) request { return request{method, path, body} }
+
+	add("POST /locales",
+		badCase{name: "malformed JSON", req: req("POST", "/locales", `{"code": "de-de", "name":`), want: 400},
+		badCase{name: "empty body", req: req("POST", "/locales", ""), want: 400},
+		badCase{name: "array body", req: req("POST", "/locales", `[]`), want: 400},
+		badCase{name: "two values", req: req("POST", "/locales", `{"code": "de-de", "name": "D"} {}`), want: 400},
+		badCase{name: "code is a number", req: req("POST", "/locales", m{"code": 5, "name": "x"}), want: 400, field: "code"},
+		badCase{name: "unknown member", req: req("POST", "/locales", m{"code": "de-de", "name": "D", "extra": 1}), want: 400, field: "extra"},
+		badCase{name: "empty name", req: req("POST", "/locales", m{"code": "de-de", "name": ""}), want: 400, field: "name"},
+		badCase{name: "bad code", req: req("POST", "/locales", m{"code": "de de", "name": "D"}), want: 400, field: "code"},
+		badCase{name: "reserved code", req: req("POST", "/locales", m{"code": "models", "name": "M"}), want: 400, field: "code"},
+		badCase{name: "duplicate in another case", req: req("POST", "/locales", m{"code": "EN-US", "name": "E"}), want: 409},
+	)
+	add("DELETE /locales/:code",
+		badCase{name: "unknown", req: req("DELETE", "/locales/xx-xx", nil), want: 404},
+		badCase{name: "default", req: req("DELETE", "/locales/en-us", nil), want: 409},
+	)
+	add("POST /tokens",
+		badCase{name: "malformed JSON", req: req("POST", "/tokens", malformed), want: 400},
+		badCase{name: "name is a number", req: req("POST", "/tokens", m{"name": 5, "role": "edit"}), want: 400, field: "name"},
+		badCase{name: "unknown role", req: req("POST", "/tokens", m{"name": "x", "role": "admin"}), want: 400, field: "role"},
+		badCase{name: "empty name", req: req("POST", "/tokens", m{"name": " ", "role": "edit"}), want: 400, field: "name"},
+		badCase{name: "unknown member", req: req("POST", "/tokens", m{"name": "x", "role": "edit", "scope": "all"}), want: 400, field: "scope"},
+	)
+	add("DELETE /tokens/:id",
+		badCase{name: "non-integer id", req: req("DELETE", "/tokens/abc", nil), want: 400, field: "id"},
+		badCase{name: "zero id", req: req("DELETE", "/tokens/0", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("DELETE", "/tokens/999999", nil), want: 404},
+	)
+	add("POST /apikeys",
+		badCase{name: "malformed JSON", req: req("POST", "/apikeys", malformed), want: 400},
+		badCase{name: "unknown type", req: req("POST", "/apikeys", m{"name": "k", "type": "live"}), want: 400, field: "type"},
+		badCase{name: "no name", req: req("POST", "/apikeys", m{"type": "fetch"}), want: 400, field: "name"},
+		badCase{name: "name is a number", req: req("POST", "/apikeys", m{"name": 5, "type": "fetch"}), want: 400, field: "name"},
+		badCase{name: "expiry in the past", req: req("POST", "/apikeys", m{"name": "k", "type": "fetch", "expiresAt": past}), want: 400, field: "expiresAt"},
+		badCase{name: "expiry not a date", req: req("POST", "/apikeys", m{"name": "k", "type": "fetch", "expiresAt": "tomorrow"}), want: 400, field: "expiresAt"},
+		badCase{name: "unknown member", req: req("POST", "/apikeys", m{"name": "k", "type": "fetch", "key": "mine"}), want: 400, field: "key"},
+	)
+	add("PATCH /apikeys/:id",
+		badCase{name: "non-integer id", req: req("PATCH", "/apikeys/abc", m{"enabled": false}), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("PATCH", "/apikeys/999999", m{"enabled": false}), want: 404},
+		badCase{name: "malformed JSON", req: req("PATCH", key, malformed), want: 400},
+		badCase{name: "enabled is a string", req: req("PATCH", key, m{"enabled": "yes"}), want: 400, field: "enabled"},
+		badCase{name: "expiry not a date", req: req("PATCH", key, m{"expiresAt": "soon"}), want: 400, field: "expiresAt"},
+		badCase{name: "empty name", req: req("PATCH", key, m{"name": ""}), want: 400, field: "name"},
+		badCase{name: "unknown member", req: req("PATCH", key, m{"type": "preview"}), want: 400, field: "type"},
+	)
+	add("DELETE /apikeys/:id",
+		badCase{name: "non-integer id", req: req("DELETE", "/apikeys/1.5", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("DELETE", "/apikeys/999999", nil), want: 404},
+	)
+	field := func(name, typ string) m { return m{"name": name, "type": typ} }
+	add("POST /models",
+		badCase{name: "malformed JSON", req: req("POST", "/models", malformed), want: 400},
+		badCase{name: "name is a number", req: req("POST", "/models", m{"name": 5, "kind": "content", "fields": []m{field("a", "text")}}), want: 400, field: "name"},
+		badCase{name: "empty name", req: req("POST", "/models", m{"name": "", "kind": "content", "fields": []m{field("a", "text")}}), want: 400, field: "name"},
+		badCase{name: "unknown kind", req: req("POST", "/models", m{"name": "X", "kind": "page", "fields": []m{field("a", "text")}}), want: 400, field: "kind"},
+		badCase{name: "no fields", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{}}), want: 400, field: "fields"},
+		badCase{name: "unknown field type", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "txt")}}), want: 400, field: "fields[0].type"},
+		badCase{name: "duplicate field", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "text"), field("A", "html")}}), want: 400, field: "fields[1].name"},
+		badCase{name: "item field without container", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "item")}}), want: 400, field: "fields[0].container"},
+		badCase{name: "unknown container", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "list", "container": "nope"}}}), want: 404},
+		badCase{name: "shared is a string", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "text", "shared": "yes"}}}), want: 400, field: "fields.shared"},
+		badCase{name: "unknown member of a field", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "text", "label": "A"}}}), want: 400, field: "label"},
+		badCase{name: "duplicate", req: req("POST", "/models", m{"name": "article", "kind": "content", "fields": []m{field("a", "text")}}), want: 409},
+	)
+	add("GET /models/:name", badCase{name: "unknown", req: req("GET", "/models/Nope", nil), want: 404})
+	add("DELETE /models/:name",
+		badCase{name: "unknown", req: req("DELETE", "/models/Nope", nil), want: 404},
+		badCase{name: "in use", req: req("DELETE", "/models/Article", nil), want: 409},
+	)
+	add("POST /containers",
+		badCase{name: "malformed JSON", req: req("POST", "/containers", malformed), want: 400},
+		badCase{name: "empty referenceName", req: req("POST", "/containers", m{"referenceName": "", "model": "Article"}), want: 400, field: "referenceName"},
+		badCase{name: "referenceName is a number", req: req("POST", "/containers", m{"referenceName": 5, "model": "Article"}), want: 400, field: "referenceName"},
+		badCase{name: "no model", req: req("POST", "/containers", m{"referenceName": "more"}), want: 400, field: "model"},
+		badCase{name: "unknown model", req: req("POST", "/containers", m{"referenceName": "more", "model": "Nope"}), want: 404},
+		badCase{name: "component model", req: req("POST", "/containers", m{"referenceName": "more", "model": "Hero"}), want: 400, field: "model"},
+		badCase{name: "duplicate", req: req("POST", "/containers", m{"referenceName": "ARTICLES", "model": "Article"}), want: 409},
+		badCase{name: "unknown member", req: req("POST", "/containers", m{"referenceName": "more", "model": "Article", "sort": "x"}), want: 400, field: "sort"},
+	)
+	add("GET /containers/:ref", badCase{name: "unknown", req: req("GET", "/containers/nope", nil), want: 404})
+	add("DELETE /containers/:ref",
+		badCase{name: "unknown", req: req("DELETE", "/containers/nope", nil), want: 404},
+		badCase{name: "holds items", req: req("DELETE", "/containers/articles", nil), want: 409},
+		badCase{name: "linked from a field", req: req("DELETE", "/containers/categories", nil), want: 409},
+	)
+	add("PUT /containers/:ref/order",
+		badCase{name: "malformed JSON", req: req("PUT", "/containers/articles/order", `{"contentIDs": [1,`), want: 400},
+		badCase{name: "no contentIDs", req: req("PUT", "/containers/articles/order", m{}), want: 400, field: "contentIDs"},
+		badCase{name: "contentIDs is a string", req: req("PUT", "/containers/articles/order", m{"contentIDs": "1,2"}), want: 400, field: "contentIDs"},
+		badCase{name: "id not in container", req: req("PUT", "/containers/articles/order", m{"contentIDs": []int64{999999}}), want: 400, field: "contentIDs"},
+		badCase{name: "id twice", req: req("PUT", "/containers/articles/order", m{"contentIDs": []int64{w.article, w.article}}), want: 400, field: "contentIDs"},
+		badCase{name: "unknown container", req: req("PUT", "/containers/nope/order", m{"contentIDs": []int64{}}), want: 404},
+	)
+	add("POST /page-models",
+		badCase{name: "malformed JSON", req: req("POST", "/page-models", malformed), want: 400},
+		badCase{name: "empty name", req: req("POST", "/page-models", m{"name": "", "zones": []string{"A"}}), want: 400, field: "name"},
+		badCase{name: "no zones", req: req("POST", "/page-models", m{"name": "X", "zones": []string{}}), want: 400, field: "zones"},
+		badCase{name: "zone is a number", req: req("POST", "/page-models", m{"name": "X", "zones": []any{5}}), want: 400, field: "zones"},
+		badCase{name: "duplicate zone", req: req("POST", "/page-models", m{"name": "X", "zones": []string{"A", "a"}}), want: 400, field: "zones[1]"},
+		badCase{name: "duplicate", req: req("POST", "/page-models", m{"name": "main", "zones": []string{"A"}}), want: 409},
+	)
+	add("DELETE /page-models/:name",
+		badCase{name: "unknown", req: req("DELETE", "/page-models/Nope", nil), want: 404},
+		badCase{name: "in use", req: req("DELETE", "/page-models/Main", nil), want: 409},
+	)
+	add("POST /channels",
+		badCase{name: "malformed JSON", req: req("POST", "/channels", malformed), want: 400},
+		badCase{name: "empty name", req: req("POST", "/channels", m{"name": ""}), want: 400, field: "name"},
+		badCase{name: "name is a number", req: req("POST", "/channels", m{"name": 5}), want: 400, field: "name"},
+		badCase{name: "duplicate", req: req("POST", "/channels", m{"name": "Website"}), want: 409},
+		badCase{name: "unknown member", req: req("POST", "/channels", m{"name": "x", "zones": 1}), want: 400, field: "zones"},
+	)
+	add("GET /:locale/items",
+		badCase{name: "no container", req: req("GET", "/en-us/items", nil), want: 400, field: "container"},
+		badCase{name: "unknown container", req: req("GET", "/en-us/items?container=nope", nil), want: 404},
+		badCase{name: "take 0", req: req("GET", "/en-us/items?container=articles&take=0", nil), want: 400, field: "take"},
+		badCase{name: "take 251", req: req("GET", "/en-us/items?container=articles&take=251", nil), want: 400, field: "take"},
+		badCase{name: "take not a number", req: req("GET", "/en-us/items?container=articles&take=ten", nil), want: 400, field: "take"},
+		badCase{name: "skip negative", req: req("GET", "/en-us/items?container=articles&skip=-1", nil), want: 400, field: "skip"},
+		badCase{name: "unknown locale", req: req("GET", "/xx-xx/items?container=articles", nil), want: 404},
+	)
+	add("POST /:locale/items",
+		badCase{name: "malformed JSON", req: req("POST", "/en-us/items", malformed), want: 400},
+		badCase{name: "no referenceName", req: req("POST", "/en-us/items", m{"fields": m{"title": "x"}}), want: 400, field: "referenceName"},
+		badCase{name: "unknown container", req: req("POST", "/en-us/items", m{"referenceName": "nope", "fields": m{"title": "x"}}), want: 404},
+		badCase{name: "unknown locale", req: req("POST", "/xx-xx/items", m{"referenceName": "articles", "fields": m{"title": "x"}}), want: 404},
+		badCase{name: "text is a number", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": 5}}), want: 400, field: "fields.title"},
+		badCase{name: "number is a string", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "x", "count": "3"}}), want: 400, field: "fields.count"},
+		badCase{name: "number not whole", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "x", "count": 1.5}}), want: 400, field: "fields.count"},
+		badCase{name: "field the model lacks", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "x", "nope": "y"}}), want: 400, field: "fields.nope"},
+		badCase{name: "required field missing", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"slug": "x"}}), want: 400, field: "fields.title"},
+		badCase{name: "link to an unknown item", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "x", "category": m{"contentID": 999999}}}), want: 400, field: "fields.category"},
+		badCase{name: "fields is a string", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": "title=x"}), want: 400, field: "fields"},
+		badCase{name: "unknown member", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "x"}, "state": 2}), want: 400, field: "state"},
+	)
+	add("GET /:locale/items/:id",
+		badCase{name: "non-integer id", req: req("GET", "/en-us/items/abc", nil), want: 400, field: "id"},
+		badCase{name: "negative id", req: req("GET", "/en-us/items/-4", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("GET", "/en-us/items/999999", nil), want: 404},
+		badCase{name: "no copy in locale", req: req("GET", fmt.Sprintf("/fr-ca/items/%d", w.article), nil), want: 404},
+		badCase{name: "unknown locale", req: req("GET", fmt.Sprintf("/xx-xx/items/%d", w.article), nil), want: 404},
+	)
+	add("PUT /:locale/items/:id",
+		badCase{name: "malformed JSON", req: req("PUT", item, malformed), want: 400},
+		badCase{name: "no fields", req: req("PUT", item, m{}), want: 400, field: "fields"},
+		badCase{name: "number is a string", req: req("PUT", item, m{"fields": m{"count": "x"}}), want: 400, field: "fields.count"},
+		badCase{name: "clearing a required field", req: req("PUT", item, m{"fields": m{"title": nil}}), want: 400, field: "fields.title"},
+		badCase{name: "new copy without a required field", req: req("PUT", fmt.Sprintf("/fr-ca/items/%d", w.article), m{"fields": m{"slug": "premier"}}), want: 400, field: "fields.title"},
+		badCase{name: "unknown member", req: req("PUT", item, m{"fields": m{}, "referenceName": "articles"}), want: 400, field: "referenceName"},
+		badCase{name: "non-integer id", req: req("PUT", "/en-us/items/x1", m{"fields": m{}}), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("PUT", "/en-us/items/999999", m{"fields": m{"title": "x"}}), want: 404},
+		badCase{name: "deleted copy", req: req("PUT", deleted, m{"fields": m{"title": "x"}}), want: 409},
+	)
+	add("DELETE /:locale/items/:id",
+		badCase{name: "non-integer id", req: req("DELETE", "/en-us/items/abc", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("DELETE", "/en-us/items/999999", nil), want: 404},
+		badCase{name: "already deleted", req: req("DELETE", deleted, nil), want: 409},
+	)
+	add("PUT /:locale/items/:id/schedule",
+		badCase{name: "malformed JSON", req: req("PUT", item+"/schedule", malformed), want: 400},
+		badCase{name: "publish in the past", req: req("PUT", item+"/schedule", m{"publishAt": past}), want: 400, field: "publishAt"},
+		badCase{name: "publish not a date", req: req("PUT", item+"/schedule", m{"publishAt": "monday"}), want: 400, field: "publishAt"},
+		badCase{name: "unpublish before publish", req: req("PUT", item+"/schedule", m{"publishAt": later, "unpublishAt": soon}), want: 400, field: "unpublishAt"},
+		badCase{name: "unknown member", req: req("PUT", item+"/schedule", m{"at": soon}), want: 400, field: "at"},
+		badCase{name: "non-integer id", req: req("PUT", "/en-us/items/abc/schedule", m{"publishAt": soon}), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("PUT", "/en-us/items/999999/schedule", m{"publishAt": soon}), want: 404},
+		badCase{name: "deleted copy", req: req("PUT", deleted+"/schedule", m{"publishAt": soon}), want: 404},
+	)
+	add("POST /:locale/items/:id/:action",
+		badCase{name: "unknown action", req: req("POST", item+"/frobnicate", nil), want: 404},
+		badCase{name: "save is no action", req: req("POST", item+"/save", nil), want: 404},
+		badCase{name: "delete is no action", req: req("POST", item+"/delete", nil), want: 404},
+		badCase{name: "approve while staging", req: req("POST", item+"/approve", nil), want: 409},
+		badCase{name: "unpublish never published", req: req("POST", item+"/unpublish", nil), want: 409},
+		badCase{name: "publish deleted", req: req("POST", deleted+"/publish", nil), want: 409},
+		badCase{name: "non-integer id", req: req("POST", "/en-us/items/abc/publish", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("POST", "/en-us/items/999999/publish", nil), want: 404},
+		badCase{name: "no copy in locale", req: req("POST", fmt.Sprintf("/fr-ca/items/%d/publish", w.article), nil), want: 404},
+	)
+	add("GET /:locale/pages",
+		badCase{name: "unknown channel", req: req("GET", "/en-us/pages?channel=nope", nil), want: 404},
+		badCase{name: "unknown locale", req: req("GET", "/xx-xx/pages", nil), want: 404},
+	)
+	add("POST /:locale/pages",
+		badCase{name: "malformed JSON", req: req("POST", "/en-us/pages", malformed), want: 400},
+		badCase{name: "empty title", req: req("POST", "/en-us/pages", m{"title": "", "pageModel": "Main"}), want: 400, field: "title"},
+		badCase{name: "title is a number", req: req("POST", "/en-us/pages", m{"title": 5, "pageModel": "Main"}), want: 400, field: "title"},
+		badCase{name: "no page model", req: req("POST", "/en-us/pages", m{"title": "X"}), want: 400, field: "pageModel"},
+		badCase{name: "unknown page model", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Nope"}), want: 404},
+		badCase{name: "unknown channel", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "channel": "nope"}), want: 404},
+		badCase{name: "parent not an id", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "parentPageID": "home"}), want: 400, field: "parentPageID"},
+		badCase{name: "unknown parent", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "parentPageID": 999999}), want: 404},
+		badCase{name: "parent without copy in locale", req: req("POST", "/fr-ca/pages", m{"title": "X", "pageModel": "Main", "parentPageID": w.parent}), want: 409},
+		badCase{name: "visible.menu is a string", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "visible": m{"menu": "yes"}}), want: 400, field: "visible.menu"},
+		badCase{name: "unknown member of seo", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "seo": m{"robots": "none"}}), want: 400, field: "robots"},
+		badCase{name: "unknown member", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "path": "/x"}), want: 400, field: "path"},
+		badCase{name: "bad redirect", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "redirectUrl": "javascript:alert(1)"}), want: 400, field: "redirectUrl"},
+		badCase{name: "dynamic with unknown container", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "dynamic": m{"referenceName": "nope", "pathField": "slug"}}), want: 404},
+		badCase{name: "dynamic path field not text", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "dynamic": m{"referenceName": "articles", "pathField": "count"}}), want: 400, field: "dynamic.pathField"},
+		badCase{name: "folder and dynamic", req: req("POST", "/en-us/pages", m{"title": "X", "pageModel": "Main", "folder": true, "dynamic": m{"referenceName": "articles", "pathField": "slug"}}), want: 400, field: "folder"},
+		badCase{name: "unknown locale", req: req("POST", "/xx-xx/pages", m{"title": "X", "pageModel": "Main"}), want: 404},
+	)
+	add("GET /:locale/pages/:id",
+		badCase{name: "non-integer id", req: req("GET", "/en-us/pages/home", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("GET", "/en-us/pages/999999", nil), want: 404},
+		badCase{name: "no copy in locale", req: req("GET", fmt.Sprintf("/fr-ca/pages/%d", w.parent), nil), want: 404},
+	)
+	add("PUT /:locale/pages/:id",
+		badCase{name: "malformed JSON", req: req("PUT", page, malformed), want: 400},
+		badCase{name: "changing the model", req: req("PUT", page, m{"pageModel": "Spare"}), want: 400, field: "pageModel"},
+		badCase{name: "changing the channel", req: req("PUT", page, m{"channel": "other"}), want: 400, field: "channel"},
+		badCase{name: "under itself", req: req("PUT", page, m{"parentPageID": w.parent}), want: 400, field: "parentPageID"},
+		badCase{name: "under its child", req: req("PUT", page, m{"parentPageID": w.child}), want: 400, field: "parentPageID"},
+		badCase{name: "empty title", req: req("PUT", page, m{"title": " "}), want: 400, field: "title"},
+		badCase{name: "securePage is a string", req: req("PUT", page, m{"securePage": "true"}), want: 400, field: "securePage"},
+		badCase{name: "unknown member", req: req("PUT", page, m{"name": "start"}), want: 400, field: "name"},
+		badCase{name: "new copy without title", req: req("PUT", fmt.Sprintf("/fr-ca/pages/%d", w.parent), m{"menuText": "Accueil"}), want: 400, field: "title"},
+		badCase{name: "non-integer id", req: req("PUT", "/en-us/pages/home", m{"title": "X"}), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("PUT", "/en-us/pages/999999", m{"title": "X"}), want: 404},
+	)
+	add("DELETE /:locale/pages/:id",
+		badCase{name: "has children", req: req("DELETE", page, nil), want: 409},
+		badCase{name: "non-integer id", req: req("DELETE", "/en-us/pages/home", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("DELETE", "/en-us/pages/999999", nil), want: 404},
+	)
+	add("PUT /:locale/pages/:id/schedule",
+		badCase{name: "malformed JSON", req: req("PUT", page+"/schedule", malformed), want: 400},
+		badCase{name: "unpublish in the past", req: req("PUT", page+"/schedule", m{"unpublishAt": past}), want: 400, field: "unpublishAt"},
+		badCase{name: "publishAt is a number", req: req("PUT", page+"/schedule", m{"publishAt": 1700000000}), want: 400, field: "publishAt"},
+		badCase{name: "non-integer id", req: req("PUT", "/en-us/pages/home/schedule", m{"publishAt": soon}), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("PUT", "/en-us/pages/999999/schedule", m{"publishAt": soon}), want: 404},
+	)
+	add("POST /:locale/pages/:id/zones/:zone",
+		badCase{name: "malformed JSON", req: req("POST", zone, malformed), want: 400},
+		badCase{name: "unknown zone", req: req("POST", page+"/zones/Nope", m{"module": "Hero", "fields": m{}}), want: 404},
+		badCase{name: "unknown module", req: req("POST", zone, m{"module": "Nope", "fields": m{}}), want: 404},
+		badCase{name: "content model as module", req: req("POST", zone, m{"module": "Article", "fields": m{"title": "x"}}), want: 400, field: "module"},
+		badCase{name: "field value of the wrong type", req: req("POST", zone, m{"module": "Hero", "fields": m{"heading": 5}}), want: 400, field: "fields.heading"},
+		badCase{name: "unknown member", req: req("POST", zone, m{"module": "Hero", "position": 0}), want: 400, field: "position"},
+		badCase{name: "non-integer id", req: req("POST", "/en-us/pages/home/zones/MainContentZone", m{"module": "Hero"}), want: 400, field: "id"},
+		badCase{name: "unknown page", req: req("POST", "/en-us/pages/999999/zones/MainContentZone", m{"module": "Hero"}), want: 404},
+		badCase{name: "no copy in locale", req: req("POST", fmt.Sprintf("/fr-ca/pages/%d/zones/MainContentZone", w.parent), m{"module": "Hero"}), want: 404},
+	)
+	add("PUT /:locale/pages/:id/zones/:zone/order",
+		badCase{name: "malformed JSON", req: req("PUT", zone+"/order", malformed), want: 400},
+		badCase{name: "no contentIDs", req: req("PUT", zone+"/order", m{}), want: 400, field: "contentIDs"},
+		badCase{name: "id not in zone", req: req("PUT", zone+"/order", m{"contentIDs": []int64{999999}}), want: 400, field: "contentIDs"},
+		badCase{name: "ids are strings", req: req("PUT", zone+"/order", m{"contentIDs": []string{"1"}}), want: 400, field: "contentIDs"},
+		badCase{name: "unknown zone", req: req("PUT", page+"/zones/Nope/order", m{"contentIDs": []int64{}}), want: 404},
+		badCase{name: "non-integer id", req: req("PUT", "/en-us/pages/x/zones/MainContentZone/order", m{"contentIDs": []int64{}}), want: 400, field: "id"},
+	)
+	add("DELETE /:locale/pages/:id/zones/:zone/:contentID",
+		badCase{name: "unknown component", req: req("DELETE", zone+"/999999", nil), want: 404},
+		badCase{name: "non-integer component", req: req("DELETE", zone+"/abc", nil), want: 400, field: "contentID"},
+		badCase{name: "unknown zone", req: req("DELETE", fmt.Sprintf("%s/zones/Nope/%d", page, w.component), nil), want: 404},
+		badCase{name: "component of another page", req: req("DELETE", fmt.Sprintf("%s/zones/MainContentZone/%d", child, w.component), nil), want: 404},
+		badCase{name: "unknown page", req: req("DELETE", fmt.Sprintf("/en-us/pages/999999/zones/MainContentZone/%d", w.component), nil), want: 404},
+	)
+	add("POST /:locale/pages/:id/:action",
+		badCase{name: "unknown action", req: req("POST", page+"/frobnicate", nil), want: 404},
+		badCase{name: "approve while staging", req: req("POST", page+"/approve", nil), want: 409},
+		badCase{name: "unpublish never published", req: req("POST", page+"/unpublish", nil), want: 409},
+		badCase{name: "non-integer id", req: req("POST", "/en-us/pages/home/publish", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("POST", "/en-us/pages/999999/publish", nil), want: 404},
+	)
+	return cases
+}
+
+// TestBadInput sends every bad input to its route: each answers its status
+// with a problem document, and nothing is written.
+func TestBadInput(t *testing.T) {
+	h := newHarness(t)
+	w := h.populate()
+	cases := badCases(w)
+
+	// Every route refuses a body over the limit, before anything else.
+	oversize := `{"name": "` + strings.Repeat("a", 2<<20) + `"}`
+	for _, c := range matrix(w) {
+		cases = append(cases, badCase{route: c.req.method + " " + c.pattern, name: "oversize body", req: request{c.req.method, c.req.path, oversize}, want: 413})
+	}
+
+	covered := map[string]bool{}
+	for _, c := range cases {
+		covered[c.route] = true
+		before := h.fingerprint()
+		r := h.as(content.RoleFull, c.req)
+		what := fmt.Sprintf("%s: %s (%s)", c.route, c.name, c.req)
+		if r.status >= 500 {
+			t.Errorf("%s = %s: a server error", what, r)
+		}
+		checkProblem(t, what, r, c.want, c.field)
+		if ch := changedTables(before, h.fingerprint()); len(ch) > 0 {
+			t.Errorf("%s changed tables %v", what, ch)
+		}
+	}
+	for _, r := range managementRoutes(h) {
+		if !covered[r] {
+			t.Errorf("route %s has no bad-input case", r)
+		}
+	}
+}
+
+// TestUnknownLocaleListsLocales checks the problem document of an unknown
+// locale: a 404 naming the configured codes in a locales member.
+func TestUnknownLocaleListsLocales(t *testing.T) {
+	h := newHarness(t)
+	w := h.populate()
+	for _, rq := range []request{
+		{"GET", "/de-de/items?container=articles", nil},
+		{"GET", fmt.Sprintf("/de-de/items/%d", w.article), nil},
+		{"PUT", fmt.Sprintf("/de-de/items/%d", w.article), map[string]any{"fields": map[string]any{"title": "x"}}},
+		{"POST", fmt.Sprintf("/de-de/items/%d/publish", w.article), nil},
+		{"GET", "/de-de/pages", nil},
+		{"POST", "/de-de/pages", map[string]any{"title": "X", "pageModel": "Main"}},
+		{"DELETE", "/locales/de-de", nil},
+	} {
+		r := h.as(content.RoleFull, rq)
+		doc := checkProblem(t, rq.String(), r, 404, "")
+		got := fmt.Sprint(doc["locales"])
+		if got != "[en-us fr-ca]" {
+			t.Errorf("%s: locales = %s, want [en-us fr-ca]", rq, got)
+		}
+		if d, _ := doc["detail"].(string); !strings.Contains(d, "de-de") {
+			t.Errorf("%s: detail %q does not name the locale asked for", rq, d)
+		}
+	}
+	// The lower-case form of a configured code resolves.
+	if _, err := h.store.CreateLocale(t.Context(), h.inst, content.Locale{Code: "pt-BR", Name: "Português"}); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.as(content.RoleFull, request{"GET", "/pt-br/pages", nil}); r.status != 200 {
+		t.Errorf("GET /pt-br/pages with locale pt-BR configured = %s, want 200", r)
+	}
+}

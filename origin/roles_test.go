@@ -1,0 +1,211 @@
+package origin_test
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/edgecms/edgecms/content"
+)
+
+// routeCase is one request to a management route, the weakest role that may
+// make it, and the status it answers when allowed (in a fresh world, with the
+// cases before it run in order).
+type routeCase struct {
+	pattern string // the route as registered under /api/v1/instance/:guid
+	req     request
+	role    content.Role
+	want    int
+}
+
+const instancePrefix = "/api/v1/instance/:guid"
+
+// matrix lists a request to every management route, in an order where each
+// one can succeed after the ones before it.
+func matrix(w world) []routeCase {
+	const (
+		edit    = content.RoleEdit
+		publish = content.RolePublish
+		manage  = content.RoleManage
+		full    = content.RoleFull
+	)
+	future := time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)
+	item := fmt.Sprintf("/en-us/items/%d", w.article)
+	page := fmt.Sprintf("/en-us/pages/%d", w.parent)
+	lone := fmt.Sprintf("/en-us/pages/%d", w.lone)
+	type m = map[string]any
+	return []routeCase{
+		{"/locales", request{"GET", "/locales", nil}, edit, 200},
+		{"/locales", request{"POST", "/locales", m{"code": "de-de", "name": "Deutsch"}}, manage, 201},
+		{"/locales/:code", request{"DELETE", "/locales/de-de", nil}, manage, 204},
+
+		{"/tokens", request{"GET", "/tokens", nil}, full, 200},
+		{"/tokens", request{"POST", "/tokens", m{"name": "ci", "role": "edit"}}, full, 201},
+		{"/tokens/:id", request{"DELETE", fmt.Sprintf("/tokens/%d", w.spareToken), nil}, full, 204},
+
+		{"/apikeys", request{"GET", "/apikeys", nil}, manage, 200},
+		{"/apikeys", request{"POST", "/apikeys", m{"name": "preview", "type": "preview"}}, manage, 201},
+		{"/apikeys/:id", request{"PATCH", fmt.Sprintf("/apikeys/%d", w.apiKey), m{"enabled": false}}, manage, 200},
+		{"/apikeys/:id", request{"DELETE", fmt.Sprintf("/apikeys/%d", w.apiKey), nil}, manage, 204},
+
+		{"/models", request{"GET", "/models", nil}, edit, 200},
+		{"/models", request{"POST", "/models", m{"name": "Extra", "kind": "content", "fields": []m{{"name": "a", "type": "text"}}}}, manage, 201},
+		{"/models/:name", request{"GET", "/models/Article", nil}, edit, 200},
+		{"/models/:name", request{"DELETE", "/models/Unused", nil}, manage, 204},
+
+		{"/containers", request{"GET", "/containers", nil}, edit, 200},
+		{"/containers", request{"POST", "/containers", m{"referenceName": "more", "model": "Article"}}, manage, 201},
+		{"/containers/:ref", request{"GET", "/containers/articles", nil}, edit, 200},
+		{"/containers/:ref", request{"DELETE", "/containers/empty", nil}, manage, 204},
+		{"/containers/:ref/order", request{"PUT", "/containers/articles/order", m{"contentIDs": []int64{w.extra, w.article}}}, publish, 204},
+
+		{"/page-models", request{"GET", "/page-models", nil}, edit, 200},
+		{"/page-models", request{"POST", "/page-models", m{"name": "Landing", "zones": []string{"Top"}}}, manage, 201},
+		{"/page-models/:name", request{"DELETE", "/page-models/Spare", nil}, manage, 204},
+
+		{"/channels", request{"GET", "/channels", nil}, edit, 200},
+		{"/channels", request{"POST", "/channels", m{"name": "footer"}}, manage, 201},
+
+		{"/:locale/items", request{"GET", "/en-us/items?container=articles", nil}, edit, 200},
+		{"/:locale/items", request{"POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "New"}}}, edit, 201},
+		{"/:locale/items/:id", request{"GET", item, nil}, edit, 200},
+		{"/:locale/items/:id", request{"PUT", item, m{"fields": m{"body": "<p>x</p>"}}}, edit, 200},
+		{"/:locale/items/:id/schedule", request{"PUT", item + "/schedule", m{"publishAt": future}}, publish, 200},
+		{"/:locale/items/:id/:action", request{"POST", item + "/request-approval", nil}, edit, 200},
+		{"/:locale/items/:id/:action", request{"POST", item + "/approve", nil}, publish, 200},
+		{"/:locale/items/:id/:action", request{"POST", item + "/decline", nil}, publish, 409}, // approved, not awaiting approval
+		{"/:locale/items/:id/:action", request{"POST", item + "/publish", nil}, publish, 200},
+		{"/:locale/items/:id/:action", request{"POST", item + "/unpublish", nil}, publish, 200},
+		{"/:locale/items/:id", request{"DELETE", fmt.Sprintf("/en-us/items/%d", w.extra), nil}, publish, 204},
+
+		{"/:locale/pages", request{"GET", "/en-us/pages", nil}, edit, 200},
+		{"/:locale/pages", request{"POST", "/en-us/pages", m{"title": "News", "pageModel": "Main"}}, edit, 201},
+		{"/:locale/pages/:id", request{"GET", page, nil}, edit, 200},
+		{"/:locale/pages/:id", request{"PUT", page, m{"menuText": "Start"}}, edit, 200},
+		{"/:locale/pages/:id/schedule", request{"PUT", page + "/schedule", m{"publishAt": future}}, publish, 200},
+		{"/:locale/pages/:id/zones/:zone", request{"POST", page + "/zones/MainContentZone", m{"module": "Hero", "fields": m{"heading": "Two"}}}, edit, 201},
+		{"/:locale/pages/:id/zones/:zone/order", request{"PUT", page + "/zones/Sidebar/order", m{"contentIDs": []int64{}}}, edit, 204},
+		{"/:locale/pages/:id/zones/:zone/:contentID", request{"DELETE", fmt.Sprintf("%s/zones/MainContentZone/%d", page, w.component), nil}, edit, 204},
+		{"/:locale/pages/:id/:action", request{"POST", lone + "/request-approval", nil}, edit, 200},
+		{"/:locale/pages/:id/:action", request{"POST", lone + "/approve", nil}, publish, 200},
+		{"/:locale/pages/:id/:action", request{"POST", lone + "/decline", nil}, publish, 409},
+		{"/:locale/pages/:id/:action", request{"POST", lone + "/publish", nil}, publish, 200},
+		{"/:locale/pages/:id/:action", request{"POST", lone + "/unpublish", nil}, publish, 200},
+		{"/:locale/pages/:id", request{"DELETE", lone, nil}, publish, 204},
+	}
+}
+
+// managementRoutes returns "METHOD pattern" of every management route the
+// app registers, the pattern relative to the instance prefix.
+func managementRoutes(h *harness) []string {
+	seen := map[string]bool{}
+	for _, r := range h.srv.App().GetRoutes(true) {
+		if r.Method == "HEAD" || r.Method == "USE" || !strings.HasPrefix(r.Path, instancePrefix+"/") {
+			continue
+		}
+		seen[r.Method+" "+strings.TrimPrefix(r.Path, instancePrefix)] = true
+	}
+	var out []string
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestMatrixCoversEveryRoute(t *testing.T) {
+	h := newHarness(t)
+	covered := map[string]bool{}
+	for _, c := range matrix(world{}) {
+		covered[c.req.method+" "+c.pattern] = true
+	}
+	registered := map[string]bool{}
+	for _, r := range managementRoutes(h) {
+		registered[r] = true
+		if !covered[r] {
+			t.Errorf("route %s is registered but not in the role matrix", r)
+		}
+	}
+	for r := range covered {
+		if !registered[r] {
+			t.Errorf("role matrix names %s, which is not registered", r)
+		}
+	}
+}
+
+// TestRoles runs every route with a token of every role, each role on a
+// fresh world: a role that includes the route's role gets the route's answer
+// (never 401 or 403), a weaker one 403.
+func TestRoles(t *testing.T) {
+	for _, role := range content.Roles {
+		t.Run(string(role), func(t *testing.T) {
+			h := newHarness(t)
+			w := h.populate()
+			for _, c := range matrix(w) {
+				r := h.as(role, c.req)
+				if !role.Includes(c.role) {
+					checkProblem(t, fmt.Sprintf("%s as %s", c.req, role), r, 403, "")
+					continue
+				}
+				if r.status != c.want {
+					t.Errorf("%s as %s (needs %s) = %s, want %d", c.req, role, c.role, r, c.want)
+				}
+				if r.status == 401 || r.status == 403 || r.status >= 500 {
+					t.Errorf("%s as %s: status %d for an allowed role", c.req, role, r.status)
+				}
+			}
+		})
+	}
+}
+
+// TestAuthentication checks that every route refuses a request without a
+// valid token of this instance with 401.
+func TestAuthentication(t *testing.T) {
+	h := newHarness(t)
+	w := h.populate()
+	other, err := h.store.CreateInstance(t.Context(), "other-site", []content.Locale{{Code: "en-us", Name: "English"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, otherToken, err := h.store.CreateToken(t.Context(), other, "other", content.RoleFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := h.tokens[content.RoleFull]
+	tests := []struct {
+		name, guid, authorization string
+	}{
+		{"no token", h.guid, ""},
+		{"unknown token", h.guid, "Bearer mt_nosuchtoken"},
+		{"basic scheme", h.guid, "Basic dXNlcjpwYXNz"},
+		{"token without scheme", h.guid, full},
+		{"scheme without token", h.guid, "Bearer"},
+		{"scheme and blank", h.guid, "Bearer    "},
+		{"another instance's token", h.guid, "Bearer " + otherToken},
+		{"unknown instance", "no-such-site", "Bearer " + full},
+		{"this token on another instance", "other-site", "Bearer " + full},
+	}
+	before := h.fingerprint()
+	for _, tt := range tests {
+		for _, c := range matrix(w) {
+			what := fmt.Sprintf("%s: %s", tt.name, c.req)
+			r := h.raw(c.req.method, "/api/v1/instance/"+tt.guid+c.req.path, tt.authorization, bodyBytes(t, c.req.body))
+			doc := checkProblem(t, what, r, 401, "")
+			if cc := r.header.Get("Cache-Control"); cc != "no-store" {
+				t.Errorf("%s: Cache-Control = %q, want no-store", what, cc)
+			}
+			if d, _ := doc["detail"].(string); strings.Contains(d, full) || strings.Contains(d, otherToken) {
+				t.Errorf("%s: detail %q echoes the credential", what, d)
+			}
+		}
+	}
+	if ch := changedTables(before, h.fingerprint()); len(ch) > 0 {
+		t.Errorf("unauthenticated requests changed tables %v", ch)
+	}
+	// The scheme is case-insensitive.
+	if r := h.raw("GET", h.base()+"/locales", "bearer "+full, nil); r.status != 200 {
+		t.Errorf("GET /locales with scheme \"bearer\" = %s, want 200", r)
+	}
+}
