@@ -170,3 +170,41 @@ func TestFetchRateLimit(t *testing.T) {
 		t.Errorf("another key = %d, want 200", resp.StatusCode)
 	}
 }
+
+// TestFetchFreshAfterPublish: the origin caches fetch answers, and a publish
+// reaches readers once the origin has read the event log.
+func TestFetchFreshAfterPublish(t *testing.T) {
+	s := start(t)
+	ctx := context.Background()
+	posts, err := s.store.Items(ctx, s.inst, "en-us", "posts", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := posts.Items[0].ContentID
+	path := fmt.Sprintf("/%s/fetch/en-us/item/%d", s.inst.Guid, id)
+	list := fmt.Sprintf("/%s/fetch/en-us/list/posts?take=250", s.inst.Guid)
+	for _, p := range []string{path, list} {
+		if resp, body := s.do(t, p, map[string]string{"APIKey": s.fetchKey}); resp.StatusCode != 200 {
+			t.Fatalf("GET %s = %d %s", p, resp.StatusCode, body)
+		}
+	}
+	if _, err := s.store.SaveItem(ctx, s.inst, "en-us", id, map[string]json.RawMessage{"Title": json.RawMessage(`"Fresh title"`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.store.ItemAction(ctx, s.inst, "en-us", id, content.ActionPublish); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{path, list} {
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, body := s.do(t, p, map[string]string{"APIKey": s.fetchKey})
+			if strings.Contains(string(body), "Fresh title") {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET %s still serves the old version 10 s after the publish", p)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}

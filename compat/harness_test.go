@@ -101,7 +101,10 @@ func startWith(t *testing.T, cfg origin.Config) *service {
 		t.Fatal(err)
 	}
 	go srv.App().Listener(ln)
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { srv.Run(runCtx); close(done) }()
+	t.Cleanup(func() { srv.Shutdown(context.Background()); stop(); <-done })
 	s.base = "https://" + ln.Addr().String()
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)

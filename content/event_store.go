@@ -161,3 +161,45 @@ func (s *Store) TrimEvents(ctx context.Context, before time.Time) (int64, error)
 	}
 	return res.RowsAffected()
 }
+
+// Position is a place in the event log, for readers that keep their
+// position in memory (caches) rather than in event_cursors.
+type Position struct {
+	Tx string
+	ID int64
+}
+
+// Position returns the position just after e.
+func (e Event) Position() Position { return Position{Tx: e.Tx, ID: e.ID} }
+
+const (
+	eventsSinceSQL = `SELECT id, tx::text AS tx, instance_id, instance_guid, state, subject, locale,
+			reference_name, content_id, page_id, version_id, change_date, created_at
+		FROM events WHERE (tx, id) > ($1::xid8, $2) AND tx < pg_snapshot_xmin(pg_current_snapshot())
+		ORDER BY tx, id LIMIT $3`
+	eventLogEndSQL = `SELECT coalesce(max(tx)::text, '0') FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot())`
+)
+
+// EventsSince returns up to limit events after pos, oldest first, never a
+// row of a transaction that is still running.
+func (s *Store) EventsSince(ctx context.Context, pos Position, limit int) ([]Event, error) {
+	if pos.Tx == "" {
+		pos.Tx = "0"
+	}
+	evs := []Event{}
+	if err := s.db.SelectContext(ctx, &evs, eventsSinceSQL, pos.Tx, pos.ID, limit); err != nil {
+		return nil, fmt.Errorf("events since %v: %w", pos, err)
+	}
+	return evs, nil
+}
+
+// EventLogEnd returns a position at or before the end of the log that no
+// later committed row can fall behind: readers starting there see every
+// change that commits afterwards.
+func (s *Store) EventLogEnd(ctx context.Context) (Position, error) {
+	var tx string
+	if err := s.db.GetContext(ctx, &tx, eventLogEndSQL); err != nil {
+		return Position{}, fmt.Errorf("event log end: %w", err)
+	}
+	return Position{Tx: tx}, nil
+}

@@ -45,29 +45,48 @@ func (s *Server) serveFetch(c *fiber.Ctx) error {
 	if err := s.limiter.allow(keyID); err != nil {
 		return err
 	}
-	if s.cfg.Render == nil {
-		return problem.New(problem.Unavailable, "this origin does not render the Fetch API")
-	}
-	body, tags, err := s.cfg.Render(ctx, req)
+	e, err := s.answer(ctx, req)
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256(body)
-	etag := `"` + hex.EncodeToString(sum[:16]) + `"`
-	c.Set(fiber.HeaderETag, etag)
+	c.Set(fiber.HeaderETag, e.etag)
 	if req.Cacheable() {
 		c.Set(fiber.HeaderCacheControl, cacheFetch)
-		if len(tags) > 0 {
-			c.Set("Surrogate-Key", strings.Join(tags, " "))
+		if len(e.tags) > 0 {
+			c.Set("Surrogate-Key", strings.Join(e.tags, " "))
 		}
 	} else {
 		c.Set(fiber.HeaderCacheControl, cachePreview)
 	}
-	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatch(inm, etag) {
+	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatch(inm, e.etag) {
 		return c.SendStatus(fiber.StatusNotModified)
 	}
 	c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSONCharsetUTF8)
-	return c.Send(body)
+	return c.Send(e.body)
+}
+
+// answer renders req, or takes a fetch answer from the render cache.
+func (s *Server) answer(ctx context.Context, req fetch.Request) (*cacheEntry, error) {
+	if s.cfg.Render == nil {
+		return nil, problem.New(problem.Unavailable, "this origin does not render the Fetch API")
+	}
+	key := req.Key()
+	if req.Cacheable() {
+		if e, ok := s.cache.get(key); ok {
+			return e, nil
+		}
+	}
+	gen := s.cache.generation(req.Guid)
+	body, tags, err := s.cfg.Render(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(body)
+	e := &cacheEntry{key: key, guid: req.Guid, body: body, tags: tags, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
+	if req.Cacheable() {
+		s.cache.put(e, gen)
+	}
+	return e, nil
 }
 
 // etagMatch reports whether an If-None-Match header value matches etag.

@@ -28,6 +28,12 @@ type Config struct {
 	Render RenderFunc
 	// KeyCacheTTL is how long a Fetch API key check is cached (default 1 s).
 	KeyCacheTTL time.Duration
+	// RenderCacheBytes bounds the in-memory cache of rendered fetch answers
+	// (default 64 MiB).
+	RenderCacheBytes int64
+	// ChangePoll is how often the origin reads the event log to drop
+	// cached answers of changed instances (default 100 ms).
+	ChangePoll time.Duration
 }
 
 // Server is the origin: its handlers and what they use.
@@ -39,6 +45,7 @@ type Server struct {
 
 	keys    *keyCache
 	limiter *rateLimiter
+	cache   *renderCache
 }
 
 // New builds the origin's Fiber app.
@@ -49,8 +56,15 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.KeyCacheTTL <= 0 {
 		cfg.KeyCacheTTL = time.Second
 	}
+	if cfg.RenderCacheBytes <= 0 {
+		cfg.RenderCacheBytes = 64 << 20
+	}
+	if cfg.ChangePoll <= 0 {
+		cfg.ChangePoll = 100 * time.Millisecond
+	}
 	s := &Server{cfg: cfg, store: store, log: log,
-		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit)}
+		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit),
+		cache: newRenderCache(cfg.RenderCacheBytes)}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
 		BodyLimit:             cfg.BodyLimit,
@@ -68,6 +82,12 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 
 // App returns the Fiber app, to listen on or to test with App().Test.
 func (s *Server) App() *fiber.App { return s.app }
+
+// Run runs the origin's background work (following the event log to keep
+// its render cache fresh) until ctx is cancelled.
+func (s *Server) Run(ctx context.Context) {
+	s.cache.watch(ctx, s.store, s.cfg.ChangePoll, s.log)
+}
 
 // Shutdown stops accepting requests and waits for those in flight.
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }

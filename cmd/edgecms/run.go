@@ -138,6 +138,8 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	defer func() { stopWorkers(); wg.Wait() }()
 
 	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store)}, store, log.With("role", "origin"))
+	wg.Add(1)
+	go func() { defer wg.Done(); srv.Run(workers) }()
 	errc := make(chan error, 1)
 	go func() {
 		log.Info("listening", "addr", cfg.Addr, "tls", cfg.TLSCert != "")
