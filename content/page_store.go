@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -219,7 +220,7 @@ func applyDoc(d *PageDoc, in PageInput) error {
 	if in.Title != nil {
 		d.Title = strings.TrimSpace(*in.Title)
 	}
-	if d.Title == "" || len(d.Title) > 200 {
+	if d.Title == "" || utf8.RuneCountInString(d.Title) > 200 {
 		errs = append(errs, problem.FieldError{Field: "title", Reason: "must be 1 to 200 characters"})
 	}
 	if in.MenuText != nil {
@@ -289,15 +290,15 @@ func applyType(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, in 
 			return problem.Field("dynamic.pathField", "must be a text field of model %q", m.Name)
 		}
 		h.PageType, h.DynamicContainerID, h.DynamicPathField = PageDynamic, &c.ID, &f.Name
-	case h.PageType == "" || h.PageType == PageStatic || h.PageType == PageLink ||
-		(in.Folder != nil && !*in.Folder && h.PageType == PageFolder):
+	// The type belongs to the page and the redirect to each copy: only a
+	// save that sets the redirect (or a new page, or one that stops being a
+	// folder) switches between static and link.
+	case h.PageType == "" || (in.Folder != nil && !*in.Folder && h.PageType == PageFolder) ||
+		(in.RedirectURL != nil && (h.PageType == PageStatic || h.PageType == PageLink)):
 		h.PageType, h.DynamicContainerID, h.DynamicPathField = PageStatic, nil, nil
 		if redirect != "" {
 			h.PageType = PageLink
 		}
-	}
-	if h.PageType == PageLink && redirect == "" {
-		h.PageType = PageStatic
 	}
 	return nil
 }
@@ -353,8 +354,12 @@ func (s *Store) CreatePage(ctx context.Context, inst Instance, locale string, in
 			if ph.ChannelID != ch.ID {
 				return problem.Field("parentPageID", "page %d is in channel %q", *parent, ph.Channel)
 			}
-			if _, err := loadPageCopy(ctx, tx, *parent, locale); err != nil {
+			pc, err := loadPageCopy(ctx, tx, *parent, locale)
+			if err != nil {
 				return problem.Conflictf("parent page %d has no copy in locale %q; create it first", *parent, locale)
+			}
+			if pc.State == Deleted {
+				return problem.Conflictf("parent page %d is deleted in locale %q", *parent, locale)
 			}
 			h.ParentID = parent
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,11 +101,10 @@ func TestCreatePageFailures(t *testing.T) {
 	f.pages()
 	f.articles()
 	home := f.createPage("en-us", "Home", 0)
+	gone := f.createPage("en-us", "Gone", 0)
+	f.pageAction("en-us", gone.PageID, ActionDelete)
 	other := f.instance("other")
-	long := ""
-	for range 201 {
-		long += "x"
-	}
+	long := strings.Repeat("x", 201)
 	tests := []struct {
 		name   string
 		inst   Instance
@@ -129,6 +129,8 @@ func TestCreatePageFailures(t *testing.T) {
 		{"dynamic on a non-text field", f.inst, "en-us", PageInput{Title: ptr("X"), PageModel: ptr("Standard"), Dynamic: &Dynamic{ReferenceName: "Articles", PathField: "price"}}, problem.Invalid, []string{"dynamic.pathField"}},
 		{"dynamic on an unknown field", f.inst, "en-us", PageInput{Title: ptr("X"), PageModel: ptr("Standard"), Dynamic: &Dynamic{ReferenceName: "Articles", PathField: "slug"}}, problem.Invalid, []string{"dynamic.pathField"}},
 		{"page model of another instance", other, "en-us", pageInput("X", 0), problem.NotFound, nil},
+		{"parent deleted in the locale", f.inst, "en-us", pageInput("X", gone.PageID), problem.Conflict, nil},
+		{"title of 201 characters", f.inst, "en-us", pageInput(strings.Repeat("日", 201), 0), problem.Invalid, []string{"title"}},
 	}
 	for _, tt := range tests {
 		mark := f.lastEvent()
@@ -143,6 +145,10 @@ func TestCreatePageFailures(t *testing.T) {
 			t.Errorf("%s: %d pages after a failed create, want %d", tt.name, n, pages)
 		}
 		f.checkEvents(tt.name, mark)
+	}
+	// The title limit counts characters, not bytes.
+	if p, err := f.s.CreatePage(f.ctx, f.inst, "en-us", pageInput(strings.Repeat("日", 200), 0)); err != nil || p.Name != "page" {
+		t.Errorf("title of 200 CJK characters: %+v, %v; want a page named page", p.Name, err)
 	}
 }
 
@@ -207,6 +213,24 @@ func TestPageTypes(t *testing.T) {
 		}
 		if (got.Dynamic != nil) != (st.want == PageDynamic) {
 			t.Errorf("step %d: dynamic %+v on a %s page", i, got.Dynamic, got.PageType)
+		}
+	}
+
+	// The page type belongs to the page, the redirect to each copy: a copy
+	// in another locale made or saved without touching its redirect leaves
+	// a link a link.
+	in := pageInput("Go", 0)
+	in.RedirectURL = ptr("https://example.com")
+	link, err := f.s.CreatePage(f.ctx, f.inst, "en-us", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range []PageInput{{Title: ptr("Aller")}, {MenuText: ptr("Aller!")}} {
+		if _, err := f.s.SavePage(f.ctx, f.inst, "fr-ca", link.PageID, st); err != nil {
+			t.Fatal(err)
+		}
+		if got := f.page("en-us", link.PageID); got.PageType != PageLink || got.RedirectURL != "https://example.com" {
+			t.Errorf("link page after a fr-ca save of %s: type %q redirect %q, want a link to https://example.com", jsonText(st), got.PageType, got.RedirectURL)
 		}
 	}
 
