@@ -51,6 +51,7 @@ func badCases(w world) []badCase {
 		badCase{name: "bad code", req: req("POST", "/locales", m{"code": "de de", "name": "D"}), want: 400, field: "code"},
 		badCase{name: "reserved code", req: req("POST", "/locales", m{"code": "models", "name": "M"}), want: 400, field: "code"},
 		badCase{name: "duplicate in another case", req: req("POST", "/locales", m{"code": "EN-US", "name": "E"}), want: 409},
+		badCase{name: "NUL in name", req: req("POST", "/locales", m{"code": "de-de", "name": "D\x00"}), want: 400, field: "name"},
 	)
 	add("DELETE /locales/:code",
 		badCase{name: "unknown", req: req("DELETE", "/locales/xx-xx", nil), want: 404},
@@ -62,6 +63,7 @@ func badCases(w world) []badCase {
 		badCase{name: "unknown role", req: req("POST", "/tokens", m{"name": "x", "role": "admin"}), want: 400, field: "role"},
 		badCase{name: "empty name", req: req("POST", "/tokens", m{"name": " ", "role": "edit"}), want: 400, field: "name"},
 		badCase{name: "unknown member", req: req("POST", "/tokens", m{"name": "x", "role": "edit", "scope": "all"}), want: 400, field: "scope"},
+		badCase{name: "NUL in name", req: req("POST", "/tokens", m{"name": "a\x00b", "role": "edit"}), want: 400, field: "name"},
 	)
 	add("DELETE /tokens/:id",
 		badCase{name: "non-integer id", req: req("DELETE", "/tokens/abc", nil), want: 400, field: "id"},
@@ -85,6 +87,7 @@ func badCases(w world) []badCase {
 		badCase{name: "expiry not a date", req: req("PATCH", key, m{"expiresAt": "soon"}), want: 400, field: "expiresAt"},
 		badCase{name: "empty name", req: req("PATCH", key, m{"name": ""}), want: 400, field: "name"},
 		badCase{name: "unknown member", req: req("PATCH", key, m{"type": "preview"}), want: 400, field: "type"},
+		badCase{name: "NUL in name", req: req("PATCH", key, m{"name": "\x00"}), want: 400, field: "name"},
 	)
 	add("DELETE /apikeys/:id",
 		badCase{name: "non-integer id", req: req("DELETE", "/apikeys/1.5", nil), want: 400, field: "id"},
@@ -161,6 +164,7 @@ func badCases(w world) []badCase {
 		badCase{name: "take not a number", req: req("GET", "/en-us/items?container=articles&take=ten", nil), want: 400, field: "take"},
 		badCase{name: "skip negative", req: req("GET", "/en-us/items?container=articles&skip=-1", nil), want: 400, field: "skip"},
 		badCase{name: "unknown locale", req: req("GET", "/xx-xx/items?container=articles", nil), want: 404},
+		badCase{name: "NUL in container", req: req("GET", "/en-us/items?container=articles%00", nil), want: 400, field: "container"},
 	)
 	add("POST /:locale/items",
 		badCase{name: "malformed JSON", req: req("POST", "/en-us/items", malformed), want: 400},
@@ -175,6 +179,7 @@ func badCases(w world) []badCase {
 		badCase{name: "link to an unknown item", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "x", "category": m{"contentID": 999999}}}), want: 400, field: "fields.category"},
 		badCase{name: "fields is a string", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": "title=x"}), want: 400, field: "fields"},
 		badCase{name: "unknown member", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "x"}, "state": 2}), want: 400, field: "state"},
+		badCase{name: "NUL in a field value", req: req("POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "x\x00y"}}), want: 400, field: "fields"},
 	)
 	add("GET /:locale/items/:id",
 		badCase{name: "non-integer id", req: req("GET", "/en-us/items/abc", nil), want: 400, field: "id"},
@@ -223,6 +228,7 @@ func badCases(w world) []badCase {
 	add("GET /:locale/pages",
 		badCase{name: "unknown channel", req: req("GET", "/en-us/pages?channel=nope", nil), want: 404},
 		badCase{name: "unknown locale", req: req("GET", "/xx-xx/pages", nil), want: 404},
+		badCase{name: "NUL in channel", req: req("GET", "/en-us/pages?channel=%00", nil), want: 400, field: "channel"},
 	)
 	add("POST /:locale/pages",
 		badCase{name: "malformed JSON", req: req("POST", "/en-us/pages", malformed), want: 400},
@@ -257,6 +263,7 @@ func badCases(w world) []badCase {
 		badCase{name: "empty title", req: req("PUT", page, m{"title": " "}), want: 400, field: "title"},
 		badCase{name: "securePage is a string", req: req("PUT", page, m{"securePage": "true"}), want: 400, field: "securePage"},
 		badCase{name: "unknown member", req: req("PUT", page, m{"name": "start"}), want: 400, field: "name"},
+		badCase{name: "NUL in seo", req: req("PUT", page, m{"seo": m{"metaHTML": "<meta>\x00"}}), want: 400, field: "seo"},
 		badCase{name: "new copy without title", req: req("PUT", fmt.Sprintf("/fr-ca/pages/%d", w.parent), m{"menuText": "Accueil"}), want: 400, field: "title"},
 		badCase{name: "non-integer id", req: req("PUT", "/en-us/pages/home", m{"title": "X"}), want: 400, field: "id"},
 		badCase{name: "unknown", req: req("PUT", "/en-us/pages/999999", m{"title": "X"}), want: 404},

@@ -1,6 +1,7 @@
 package origin
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -72,7 +73,53 @@ func decode(c *fiber.Ctx, v any) error {
 	if dec.More() {
 		return problem.Invalidf("the request body must hold one JSON value")
 	}
+	// Postgres text cannot hold NUL: refuse it here, as the client's mistake.
+	if bytes.Contains(body, []byte(`\u0000`)) {
+		if name := nulMember(body); name != "" {
+			return problem.Field(name, "must not contain the NUL character (\\u0000)")
+		}
+	}
 	return nil
+}
+
+// nulMember returns the top-level member of a JSON object body whose value
+// (or the member name itself) holds a string with a NUL character, or "".
+func nulMember(body []byte) string {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(body, &members) != nil {
+		return ""
+	}
+	for name, raw := range members {
+		if strings.ContainsRune(name, 0) {
+			return strings.ReplaceAll(name, "\x00", `\u0000`)
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		for {
+			tok, err := dec.Token()
+			if err != nil {
+				break
+			}
+			if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// refuseNULQuery refuses a query string with a NUL character in a name or
+// value, which Postgres text cannot hold.
+func refuseNULQuery(c *fiber.Ctx) error {
+	var bad string
+	c.Context().QueryArgs().VisitAll(func(k, v []byte) {
+		if bad == "" && (bytes.IndexByte(k, 0) >= 0 || bytes.IndexByte(v, 0) >= 0) {
+			bad = strings.ReplaceAll(string(k), "\x00", `\u0000`)
+		}
+	})
+	if bad != "" {
+		return problem.Field(bad, "must not contain the NUL character")
+	}
+	return c.Next()
 }
 
 func decodeError(err error, v any, body []byte) error {

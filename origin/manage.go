@@ -15,7 +15,7 @@ import (
 // Routes with fixed first segments come before the /:locale/... routes;
 // content refuses locale codes that equal those segments.
 func (s *Server) manageRoutes(r fiber.Router) {
-	r.Use(s.authenticate)
+	r.Use(s.authenticate, refuseNULQuery)
 	edit, publish, manage, full := need(content.RoleEdit), need(content.RolePublish), need(content.RoleManage), need(content.RoleFull)
 
 	r.Get("/locales", edit, s.listLocales)
