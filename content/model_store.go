@@ -157,7 +157,7 @@ func validateModel(ctx context.Context, tx *sqlx.Tx, inst Instance, m *Model) er
 		}
 		if f.Type == TypeItem || f.Type == TypeList {
 			if f.Container == "" {
-				add(at+".container", "an %s field needs the referenceName of a container", f.Type)
+				add(at+".container", "item and list fields need the referenceName of a container")
 				continue
 			}
 			c, err := containerByName(ctx, tx, inst, f.Container)
