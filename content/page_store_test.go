@@ -385,6 +385,16 @@ func TestMovePage(t *testing.T) {
 		f.checkEvents(tt.name, mark)
 	}
 
+	// A move in a save that fails is undone with it.
+	before := f.page("en-us", d.PageID)
+	mark = f.lastEvent()
+	_, err = f.s.SavePage(f.ctx, f.inst, "en-us", d.PageID, PageInput{ParentPageID: parentRaw(a.PageID), Title: ptr(" ")})
+	wantFields(t, "move with a blank title", err, "title")
+	if after := f.page("en-us", d.PageID); after.Path != before.Path || after.ParentPageID != nil || after.VersionID != before.VersionID {
+		t.Errorf("after a refused save with a move: path %q v%d, want %q v%d", after.Path, after.VersionID, before.Path, before.VersionID)
+	}
+	f.checkEvents("refused save with a move", mark)
+
 	// Not into another channel.
 	if _, err := f.s.CreateChannel(f.ctx, f.inst, "mobile"); err != nil {
 		t.Fatal(err)
