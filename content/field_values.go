@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -88,8 +89,9 @@ func normalizeValues(ctx context.Context, q sqlx.QueryerContext, inst Instance, 
 		}
 		v, err := normalizeValue(ctx, q, inst, f, raw)
 		if err != nil {
-			if pe, ok := err.(*problem.Error); ok && pe.Kind != problem.Invalid {
-				return nil, err
+			var qe queryError
+			if errors.As(err, &qe) {
+				return nil, qe.err
 			}
 			add(f.Name, "%s", err.Error())
 			continue
@@ -189,6 +191,12 @@ func normalizeValue(ctx context.Context, q sqlx.QueryerContext, inst Instance, f
 	return nil, fmt.Errorf("unsupported field type %q", f.Type)
 }
 
+// queryError marks a database failure met while validating a value, so that
+// it is returned as such rather than as an invalid field.
+type queryError struct{ err error }
+
+func (e queryError) Error() string { return e.err.Error() }
+
 const linkedInContainerSQL = `SELECT i.content_id FROM items i JOIN containers c ON c.id = i.container_id
 	WHERE i.instance_id = $1 AND lower(c.reference_name) = lower($2) AND i.content_id = ANY($3)`
 
@@ -199,7 +207,7 @@ func checkLinked(ctx context.Context, q sqlx.QueryerContext, inst Instance, f Fi
 	}
 	var found []int64
 	if err := sqlx.SelectContext(ctx, q, &found, linkedInContainerSQL, inst.ID, f.Container, pq.Array(ids)); err != nil {
-		return err
+		return queryError{err}
 	}
 	have := map[int64]bool{}
 	for _, id := range found {

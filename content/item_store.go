@@ -190,7 +190,7 @@ func createItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, 
 	}
 	raw, _ := json.Marshal(vals)
 	if _, err := tx.ExecContext(ctx, insertCopySQL, h.ContentID, inst.ID, locale, Staging, v, raw, now); err != nil {
-		return Status{}, err
+		return Status{}, unknownLocale(err, locale)
 	}
 	if err := appendEvent(ctx, tx, inst, itemEvent(h, locale, EventSaved, v, now)); err != nil {
 		return Status{}, err
@@ -258,7 +258,7 @@ func saveItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, co
 		}
 		raw, _ := json.Marshal(vals)
 		if _, err := tx.ExecContext(ctx, insertCopySQL, contentID, inst.ID, locale, Staging, v, raw, now); err != nil {
-			return Status{}, err
+			return Status{}, unknownLocale(err, locale)
 		}
 	} else {
 		next, err := Transition(cur.State, cur.PublishedVersionID != nil, ActionSave)
@@ -281,6 +281,15 @@ func saveItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, co
 		return Status{}, err
 	}
 	return Status{ContentID: contentID, VersionID: v, State: Staging}, nil
+}
+
+// unknownLocale turns the foreign key violation of a copy in a locale the
+// instance does not have into a NotFound problem.
+func unknownLocale(err error, locale string) error {
+	if pqCode(err) == codeForeignKeyViolation {
+		return problem.NotFoundf("locale %q is not configured", locale)
+	}
+	return err
 }
 
 // propagateShared saves the shared fields among changes in every other

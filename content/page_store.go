@@ -402,7 +402,7 @@ func insertPageCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, h pageHead,
 		if isUniqueViolation(err) {
 			return problem.Conflictf("a sibling page is already named %q", name)
 		}
-		return err
+		return unknownLocale(err, locale)
 	}
 	return appendEvent(ctx, tx, inst, pageEvent(h.PageID, locale, EventSaved, v, now))
 }
