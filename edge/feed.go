@@ -1,0 +1,157 @@
+package edge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/edgecms/edgecms/problem"
+)
+
+// FeedKey is the object key of the change feed the publisher writes after
+// every batch of object writes and deletes.
+const FeedKey = "_feed/changes.json"
+
+// Feed is the change feed: the latest changes to objects in the store, each
+// with a sequence number, oldest first. Edges poll it and drop the objects
+// it lists from their caches; a key manifest listed makes them reload it.
+type Feed struct {
+	// Seq is the sequence number of the latest change.
+	Seq int64 `json:"seq"`
+	// Oldest is the sequence number of the oldest change listed. An edge
+	// whose last seen change is older than Oldest-1 may have missed changes
+	// and drops its whole cache.
+	Oldest  int64    `json:"oldest"`
+	Changes []Change `json:"changes"`
+}
+
+// Change is one written or deleted object key in the Feed.
+type Change struct {
+	Seq int64  `json:"seq"`
+	Key string `json:"key"`
+}
+
+// follower follows the change feed for one edge. It is used by one
+// goroutine (Run's).
+type follower struct {
+	s     *Server
+	etag  string // of the feed last read; "" before the first read
+	seq   int64  // latest change applied
+	ready bool   // a feed has been read since start
+}
+
+// poll reads the feed when its ETag changed and applies the changes listed
+// since the last one seen.
+func (f *follower) poll(ctx context.Context) error {
+	st := f.s.cfg.Store
+	info, err := st.Stat(ctx, FeedKey)
+	if problem.Is(err, problem.NotFound) {
+		return nil // no publisher has written one yet
+	}
+	if err != nil {
+		return fmt.Errorf("stat change feed: %w", err)
+	}
+	if info.ETag == f.etag {
+		return nil
+	}
+	o, err := st.Get(ctx, FeedKey)
+	if problem.Is(err, problem.NotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read change feed: %w", err)
+	}
+	var feed Feed
+	if err := json.Unmarshal(o.Body, &feed); err != nil {
+		return fmt.Errorf("decode change feed: %w", err)
+	}
+	f.apply(ctx, feed)
+	f.etag = o.ETag
+	return nil
+}
+
+// apply drops what feed says changed since the last change applied. On the
+// first read, after a gap (changes dropped from the feed before this edge
+// saw them) or when the feed went back (a new database), it cannot know what
+// changed and drops everything.
+func (f *follower) apply(ctx context.Context, feed Feed) {
+	oldest := feed.Oldest
+	for _, c := range feed.Changes {
+		if oldest == 0 || c.Seq < oldest {
+			oldest = c.Seq
+		}
+	}
+	switch {
+	case !f.ready || feed.Seq < f.seq || (feed.Seq > f.seq && f.seq < oldest-1):
+		if f.ready {
+			f.s.log.Info("change feed: changes missed, dropping the whole cache", "seen", f.seq, "oldest", oldest, "latest", feed.Seq)
+		}
+		f.s.cache.invalidateAll()
+		for _, guid := range f.s.keys.loaded() {
+			f.reloadKeys(ctx, guid)
+		}
+	default:
+		for _, c := range feed.Changes {
+			if c.Seq <= f.seq {
+				continue
+			}
+			if guid, ok := manifestGuid(c.Key); ok {
+				f.reloadKeys(ctx, guid)
+				continue
+			}
+			f.s.cache.invalidate(c.Key)
+		}
+	}
+	f.seq, f.ready = feed.Seq, true
+}
+
+// reloadKeys reloads guid's manifest; when the store fails it forgets the
+// keys held, so that requests go to the origin rather than trust them.
+func (f *follower) reloadKeys(ctx context.Context, guid string) {
+	if _, err := f.s.keys.reload(ctx, guid); err != nil {
+		f.s.log.Warn("reload key manifest", "guid", guid, "err", err)
+		f.s.keys.forget(guid)
+	}
+}
+
+// manifestGuid returns the guid of a key manifest's object key.
+func manifestGuid(key string) (string, bool) {
+	rest, ok := strings.CutPrefix(key, ManifestPrefix)
+	if !ok {
+		return "", false
+	}
+	return strings.CutSuffix(rest, ".json")
+}
+
+// Run follows the change feed every FeedPoll and refreshes the key
+// manifests every ManifestRefresh, until ctx is cancelled.
+func (s *Server) Run(ctx context.Context) {
+	f := &follower{s: s}
+	poll := time.NewTicker(s.cfg.FeedPoll)
+	defer poll.Stop()
+	refresh := time.NewTicker(s.cfg.ManifestRefresh)
+	defer refresh.Stop()
+	failing := false
+	for {
+		err := f.poll(ctx)
+		switch {
+		case err != nil && !failing && ctx.Err() == nil:
+			s.log.Warn("change feed: cannot read it; cached objects are served until it can be read", "err", err)
+			failing = true
+		case err == nil && failing:
+			s.log.Info("change feed: readable again")
+			failing = false
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+		case <-refresh.C:
+			for _, guid := range s.keys.loaded() {
+				f.reloadKeys(ctx, guid)
+			}
+		}
+	}
+}

@@ -1,0 +1,122 @@
+package edge
+
+import (
+	"errors"
+	"net"
+	"syscall"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
+
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/problem"
+)
+
+// hopHeaders are the hop-by-hop headers of RFC 9110 section 7.6.1, which a
+// proxy does not forward.
+var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authorization", "Te", "Trailer", "Upgrade"}
+
+// forwardFetch forwards a Fetch API read to the origin at its canonical URL
+// (so the origin renders, and writes back, the same object key). key is the
+// object key of a cacheable request, "" otherwise: when the origin is
+// unreachable or fails with a 5xx and the cache holds a stale copy of key,
+// the copy is served (stale-if-error); when the origin answers that the
+// object does not exist, the stale copy is dropped.
+func (s *Server) forwardFetch(c *fiber.Ctx, req fetch.Request, key string) error {
+	uri := req.URLPath()
+	if q := req.Query(); q != "" {
+		uri += "?" + q
+	}
+	err := s.roundTrip(c, uri)
+	res := c.Response()
+	if key != "" {
+		switch status := res.StatusCode(); {
+		case err != nil || status >= 500:
+			if e := s.cache.get(key); e != nil {
+				resetResponse(res)
+				s.send(c, e, vStale, s.cfg.Now().Unix())
+				return nil
+			}
+		case status == fiber.StatusNotFound || status == fiber.StatusGone:
+			s.cache.remove(key)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	res.Header.SetCanonical(hXCache, vMiss)
+	return nil
+}
+
+// proxy forwards a request to the origin as it came: method, raw URI,
+// headers and body; the origin's status, headers and body come back
+// unchanged.
+func (s *Server) proxy(c *fiber.Ctx) error {
+	return s.roundTrip(c, string(c.Request().Header.RequestURI()))
+}
+
+// roundTrip sends the request of c to the origin with the given raw request
+// URI and puts the origin's answer into c's response. A failure to reach or
+// read the origin is returned as a 503 or 502 problem.
+func (s *Server) roundTrip(c *fiber.Ctx, uri string) error {
+	in := c.Request()
+	out := fasthttp.AcquireRequest()
+	defer fasthttp.ReleaseRequest(out)
+	in.Header.CopyTo(&out.Header)
+	for _, h := range hopHeaders {
+		out.Header.Del(h)
+	}
+	out.Header.SetRequestURI(uri)
+	out.SetBodyRaw(in.Body())
+	if prior := in.Header.Peek(fiber.HeaderXForwardedFor); len(prior) > 0 {
+		out.Header.Set(fiber.HeaderXForwardedFor, string(prior)+", "+c.IP())
+	} else {
+		out.Header.Set(fiber.HeaderXForwardedFor, c.IP())
+	}
+	if len(in.Header.Peek(fiber.HeaderXForwardedProto)) == 0 {
+		out.Header.Set(fiber.HeaderXForwardedProto, c.Protocol())
+	}
+	if len(in.Header.Peek(fiber.HeaderXForwardedHost)) == 0 {
+		out.Header.SetBytesV(fiber.HeaderXForwardedHost, in.Host())
+	}
+	res := c.Response()
+	skip := res.SkipBody // set for HEAD; Do resets the response
+	err := s.origin.Do(out, res)
+	res.SkipBody = skip
+	if err != nil {
+		resetResponse(res)
+		return s.originError(err)
+	}
+	for _, h := range hopHeaders {
+		res.Header.Del(h)
+	}
+	return nil
+}
+
+// resetResponse empties res for another answer, keeping whether its body
+// is sent (not for HEAD).
+func resetResponse(res *fasthttp.Response) {
+	skip := res.SkipBody
+	res.Reset()
+	res.SkipBody = skip
+}
+
+// originError turns a failed round trip into a problem: 503 when the origin
+// cannot be reached (refused, unreachable, no free connection), 502 when it
+// did not answer in time or answered something unreadable.
+func (s *Server) originError(err error) error {
+	if now := time.Now().Unix(); s.lastOriginLog.Swap(now) != now {
+		s.log.Warn("origin request failed", "origin", s.origin.Addr, "err", err)
+	}
+	var op *net.OpError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fasthttp.ErrDialTimeout),
+		errors.Is(err, fasthttp.ErrNoFreeConns), errors.As(err, &op) && op.Op == "dial":
+		return &problem.Error{Kind: problem.Unavailable, RetryAfter: 1,
+			Detail: "the origin cannot be reached; retry shortly"}
+	case errors.Is(err, fasthttp.ErrTimeout):
+		return problem.New(problem.BadGateway, "the origin did not answer in time")
+	}
+	return problem.New(problem.BadGateway, "the origin's answer could not be read")
+}

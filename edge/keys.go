@@ -1,0 +1,200 @@
+package edge
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/store"
+)
+
+// Manifest is the key manifest of one instance, the object
+// ManifestKey(guid) that the publisher writes whenever an API key changes:
+// what an edge needs to check Fetch API keys without the database. It holds
+// hashes, never the keys.
+type Manifest struct {
+	Guid string        `json:"guid"`
+	Keys []ManifestKey `json:"keys"`
+}
+
+// ManifestKey is one API key in a Manifest.
+type ManifestKey struct {
+	// Hash is the hex SHA-256 of the key (content.HashSecret).
+	Hash string `json:"hash"`
+	// Type is "fetch" or "preview".
+	Type string `json:"type"`
+	// ExpiresAt is when the key stops working; nil never.
+	ExpiresAt *time.Time `json:"expiresAt"`
+	Enabled   bool       `json:"enabled"`
+}
+
+// ManifestPrefix is the key prefix of the key manifests in the store.
+const ManifestPrefix = "_keys/"
+
+// ManifestKeyOf is the object key of instance guid's key manifest.
+func ManifestKeyOf(guid string) string { return ManifestPrefix + strings.ToLower(guid) + ".json" }
+
+// errNoManifest means the edge cannot check keys of an instance (no
+// manifest in the store, or the store failing): the request goes to the
+// origin, which checks keys against the database.
+var errNoManifest = errors.New("no key manifest")
+
+// keyring holds the key manifests of the instances the edge has served,
+// loaded from the store on first use and reloaded when the change feed lists
+// them (and periodically, in case a change was missed).
+type keyring struct {
+	store store.Store
+
+	mu     sync.RWMutex
+	byGuid map[string]*instanceKeys
+	load   sync.Mutex // serialises loads, so a burst of requests loads once
+}
+
+// instanceKeys is one instance's manifest, decoded for lookups. missing
+// records that the store has no manifest (so unknown instances do not cost
+// a store read per request).
+type instanceKeys struct {
+	keys    map[[sha256.Size]byte]apiKey
+	missing bool
+}
+
+type apiKey struct {
+	typ     string
+	expires time.Time // zero: never
+	enabled bool
+}
+
+// maxInstances bounds the manifests held, against a flood of made-up guids.
+const maxInstances = 100_000
+
+func newKeyring(st store.Store) *keyring {
+	return &keyring{store: st, byGuid: map[string]*instanceKeys{}}
+}
+
+// check validates secret as a key of type apiType for instance guid, with
+// the origin's rules and messages: a missing, unknown, disabled or expired
+// key is Unauthorized, a valid key of the other type Forbidden. It returns
+// errNoManifest when the instance has no manifest to check against.
+func (kr *keyring) check(ctx context.Context, guid, secret, apiType string, now time.Time) error {
+	if secret == "" {
+		return problem.Unauthorizedf("missing APIKey header")
+	}
+	ik, err := kr.instance(ctx, guid)
+	if err != nil {
+		return err
+	}
+	k, ok := ik.keys[sha256.Sum256([]byte(secret))]
+	switch {
+	case !ok:
+		return problem.Unauthorizedf("the API key is not valid for instance %q", guid)
+	case !k.enabled:
+		return problem.Unauthorizedf("the API key is disabled")
+	case !k.expires.IsZero() && !now.Before(k.expires):
+		return problem.Unauthorizedf("the API key has expired")
+	case k.typ != apiType:
+		return problem.Forbiddenf("a %s key cannot read the %s API; use a %s key", k.typ, apiType, apiType)
+	}
+	return nil
+}
+
+// instance returns the keys of guid, loading its manifest on first use.
+func (kr *keyring) instance(ctx context.Context, guid string) (*instanceKeys, error) {
+	kr.mu.RLock()
+	ik := kr.byGuid[guid]
+	kr.mu.RUnlock()
+	if ik == nil {
+		kr.load.Lock()
+		kr.mu.RLock()
+		ik = kr.byGuid[guid]
+		kr.mu.RUnlock()
+		if ik == nil {
+			var err error
+			if ik, err = kr.reload(ctx, guid); err != nil {
+				kr.load.Unlock()
+				return nil, errNoManifest
+			}
+		}
+		kr.load.Unlock()
+	}
+	if ik.missing {
+		return nil, errNoManifest
+	}
+	return ik, nil
+}
+
+// reload reads guid's manifest from the store and keeps it. A store error
+// other than not found leaves the keys held before as they were.
+func (kr *keyring) reload(ctx context.Context, guid string) (*instanceKeys, error) {
+	ik, err := kr.read(ctx, guid)
+	if err != nil {
+		return nil, err
+	}
+	kr.mu.Lock()
+	if len(kr.byGuid) >= maxInstances {
+		for g, old := range kr.byGuid {
+			if old.missing {
+				delete(kr.byGuid, g)
+			}
+		}
+		if len(kr.byGuid) >= maxInstances {
+			kr.byGuid = map[string]*instanceKeys{}
+		}
+	}
+	kr.byGuid[guid] = ik
+	kr.mu.Unlock()
+	return ik, nil
+}
+
+// read reads and decodes guid's manifest.
+func (kr *keyring) read(ctx context.Context, guid string) (*instanceKeys, error) {
+	o, err := kr.store.Get(ctx, ManifestKeyOf(guid))
+	if problem.Is(err, problem.NotFound) {
+		return &instanceKeys{missing: true}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read key manifest of %s: %w", guid, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(o.Body, &m); err != nil {
+		return nil, fmt.Errorf("decode key manifest of %s: %w", guid, err)
+	}
+	ik := &instanceKeys{keys: make(map[[sha256.Size]byte]apiKey, len(m.Keys))}
+	for _, k := range m.Keys {
+		var h [sha256.Size]byte
+		if n, err := hex.Decode(h[:], []byte(k.Hash)); err != nil || n != len(h) {
+			return nil, fmt.Errorf("key manifest of %s: hash %q is not a hex SHA-256", guid, k.Hash)
+		}
+		ak := apiKey{typ: k.Type, enabled: k.Enabled}
+		if k.ExpiresAt != nil {
+			ak.expires = *k.ExpiresAt
+		}
+		ik.keys[h] = ak
+	}
+	return ik, nil
+}
+
+// loaded returns the guids whose manifests (or their absence) are held.
+func (kr *keyring) loaded() []string {
+	kr.mu.RLock()
+	defer kr.mu.RUnlock()
+	guids := make([]string, 0, len(kr.byGuid))
+	for g := range kr.byGuid {
+		guids = append(guids, g)
+	}
+	return guids
+}
+
+// forget drops what is held of guid, so that the next request reads its
+// manifest again.
+func (kr *keyring) forget(guid string) {
+	kr.mu.Lock()
+	delete(kr.byGuid, guid)
+	kr.mu.Unlock()
+}

@@ -1,0 +1,187 @@
+package edge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/problem"
+)
+
+// Header names and values, as bytes so that a hit copies without
+// allocating.
+var (
+	hCacheControl = []byte("Cache-Control")
+	hETag         = []byte("Etag")
+	hAge          = []byte("Age")
+	hXCache       = []byte("X-Cache")
+	hSurrogateKey = []byte("Surrogate-Key")
+	hIfNoneMatch  = []byte("If-None-Match")
+	hAPIKey       = []byte("Apikey")
+	hGuid         = []byte("Guid")
+
+	vHit   = []byte("HIT")
+	vMiss  = []byte("MISS")
+	vStale = []byte("STALE")
+)
+
+// route sends GET and HEAD requests outside the origin's own paths to the
+// Fetch API handler and everything else to the origin.
+func (s *Server) route(c *fiber.Ctx) error {
+	if m := c.Method(); (m == fiber.MethodGet || m == fiber.MethodHead) && !originPath(c.Path()) {
+		return s.serveFetch(c)
+	}
+	return s.proxy(c)
+}
+
+// originPath reports whether a GET of path is the origin's own business
+// (the management API, the OpenAPI document, the health check) rather than
+// a Fetch API read.
+func originPath(path string) bool {
+	return path == "/healthz" || path == "/api" || strings.HasPrefix(path, "/api/")
+}
+
+// serveFetch answers a Fetch API read: parse, check the key against the
+// manifest, then the cache, the store, and last the origin.
+func (s *Server) serveFetch(c *fiber.Ctx) error {
+	rq := c.Request()
+	req, err := fetch.Parse(fetch.Input{
+		Host:       string(rq.Host()),
+		Path:       string(rq.URI().PathOriginal()),
+		RawQuery:   string(rq.URI().QueryString()),
+		GuidHeader: string(rq.Header.PeekBytes(hGuid)),
+	})
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	now := s.cfg.Now()
+	err = s.keys.check(ctx, req.Guid, string(rq.Header.PeekBytes(hAPIKey)), req.APIType, now)
+	switch {
+	case errors.Is(err, errNoManifest):
+		// The origin checks the key against the database.
+		return s.forwardFetch(c, req, "")
+	case err != nil:
+		return err
+	}
+	if !req.Cacheable() {
+		return s.forwardFetch(c, req, "")
+	}
+	key := req.Key()
+	if e := s.cache.get(key); e != nil && !e.stale.Load() {
+		s.send(c, e, vHit, now.Unix())
+		return nil
+	}
+	e, err := s.load(ctx, key)
+	if err != nil {
+		if !problem.Is(err, problem.NotFound) {
+			s.log.Warn("store read failed; asking the origin", "key", key, "err", err)
+		}
+		return s.forwardFetch(c, req, key)
+	}
+	s.send(c, e, vMiss, now.Unix())
+	return nil
+}
+
+// load reads key from the store and caches it. Concurrent loads of one key
+// share one store read.
+func (s *Server) load(ctx context.Context, key string) (*entry, error) {
+	return s.fills.do(key, func() (*entry, error) {
+		gen := s.cache.generation(key)
+		o, err := s.cfg.Store.Get(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		e := newEntry(o, s.cfg.Now())
+		s.cache.put(e, gen)
+		return e, nil
+	})
+}
+
+// send writes e as the answer, or a 304 when the request's If-None-Match
+// holds its ETag.
+func (s *Server) send(c *fiber.Ctx, e *entry, xcache []byte, now int64) {
+	res := c.Response()
+	h := &res.Header
+	h.SetCanonical(hCacheControl, e.cacheControl)
+	h.SetCanonical(hETag, e.etag)
+	var buf [20]byte
+	h.SetCanonical(hAge, e.age(buf[:0], now))
+	h.SetCanonical(hXCache, xcache)
+	if e.surrogateKey != nil {
+		h.SetCanonical(hSurrogateKey, e.surrogateKey)
+	}
+	if inm := c.Request().Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && etagMatch(inm, e.etag) {
+		res.SetStatusCode(fiber.StatusNotModified)
+		return
+	}
+	h.SetContentTypeBytes(e.contentType)
+	res.SetBodyRaw(e.body)
+}
+
+// etagMatch reports whether an If-None-Match header value matches etag
+// (weak comparison, as for GET).
+func etagMatch(header, etag []byte) bool {
+	for len(header) > 0 {
+		var t []byte
+		if i := bytes.IndexByte(header, ','); i >= 0 {
+			t, header = header[:i], header[i+1:]
+		} else {
+			t, header = header, nil
+		}
+		t = bytes.TrimSpace(t)
+		t = bytes.TrimPrefix(t, []byte("W/"))
+		if bytes.Equal(t, etag) || (len(t) == 1 && t[0] == '*') {
+			return true
+		}
+	}
+	return false
+}
+
+// problemBody is the JSON problem document of err.
+func problemBody(err error) []byte {
+	b, _ := json.Marshal(problem.DocumentOf(err))
+	return b
+}
+
+// flights runs one store read per key at a time and shares its result with
+// the requests that ask meanwhile.
+type flights struct {
+	mu sync.Mutex
+	m  map[string]*flight
+}
+
+type flight struct {
+	done chan struct{}
+	e    *entry
+	err  error
+}
+
+func (f *flights) do(key string, fn func() (*entry, error)) (*entry, error) {
+	f.mu.Lock()
+	if fl := f.m[key]; fl != nil {
+		f.mu.Unlock()
+		<-fl.done
+		return fl.e, fl.err
+	}
+	if f.m == nil {
+		f.m = map[string]*flight{}
+	}
+	fl := &flight{done: make(chan struct{})}
+	f.m[key] = fl
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.m, key)
+		f.mu.Unlock()
+		close(fl.done)
+	}()
+	fl.e, fl.err = fn()
+	return fl.e, fl.err
+}
