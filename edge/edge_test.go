@@ -46,8 +46,8 @@ type origin struct {
 
 type originRequest struct {
 	method, uri, host string
-	header           http.Header
-	body             string
+	header            http.Header
+	body              string
 }
 
 func newOrigin(t *testing.T) *origin {
