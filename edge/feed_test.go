@@ -1,0 +1,171 @@
+package edge_test
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgecms/edgecms/edge"
+	"github.com/edgecms/edgecms/store"
+)
+
+// TestFeedChanges checks that an edge drops what the change feed lists and
+// nothing else.
+func TestFeedChanges(t *testing.T) {
+	st, _ := site(t)
+	feed := newFeedWriter(t, st)
+	feed.changed()
+	e := startEdge(t, st, edge.Config{OriginURL: deadURL(t)})
+	item := e.url + "/acme/fetch/en-us/item/42"
+	list := e.url + "/acme/fetch/en-us/list/posts"
+	for _, u := range []string{item, list, item, list} {
+		get(t, u, fetchKey)
+	}
+	if got := get(t, list, fetchKey).header.Get("X-Cache"); got != "HIT" {
+		t.Fatalf("list X-Cache = %q, want HIT", got)
+	}
+
+	put(t, st, itemKey, `{"contentID":42,"v":2}`)
+	// Until the feed lists the key the edge serves its copy...
+	if got := get(t, item, fetchKey); string(got.body) != itemBody {
+		t.Errorf("before the feed lists it: body %s, want the cached %s", got.body, itemBody)
+	}
+	feed.changed(itemKey)
+	took := waitFor(t, 10*time.Second, "new version served", func() bool {
+		return string(get(t, item, fetchKey).body) == `{"contentID":42,"v":2}`
+	})
+	t.Logf("new version served %v after the feed was written", took)
+	if got := get(t, item, fetchKey).header.Get("X-Cache"); got != "HIT" {
+		t.Errorf("new version X-Cache = %q, want HIT", got)
+	}
+	if got := get(t, list, fetchKey).header.Get("X-Cache"); got != "HIT" {
+		t.Errorf("unchanged list X-Cache = %q, want HIT (only listed keys are dropped)", got)
+	}
+}
+
+// TestFeedGap checks that an edge that missed changes (they fell out of
+// the feed, or the feed started again) drops its whole cache.
+func TestFeedGap(t *testing.T) {
+	st, _ := site(t)
+	feed := newFeedWriter(t, st)
+	feed.max = 3
+	feed.changed("x/1.json")
+	e := startEdge(t, st, edge.Config{OriginURL: deadURL(t)})
+	list := e.url + "/acme/fetch/en-us/list/posts"
+	get(t, list, fetchKey)
+	waitFor(t, 10*time.Second, "list cached", func() bool { return get(t, list, fetchKey).header.Get("X-Cache") == "HIT" })
+	// A new list version, and five changes in one feed write that lists only
+	// the last three: the change to the list is not among them.
+	put(t, st, "acme/fetch/en-us/list/posts/d1,take10,skip0.json", `{"items":[1],"totalCount":1}`)
+	feed.mu.Lock()
+	for i := 0; i < 5; i++ {
+		feed.feed.Seq++
+		feed.feed.Changes = append(feed.feed.Changes, edge.Change{Seq: feed.feed.Seq, Key: fmt.Sprintf("x/%d.json", i)})
+	}
+	feed.feed.Changes = feed.feed.Changes[len(feed.feed.Changes)-3:]
+	feed.feed.Oldest = feed.feed.Changes[0].Seq
+	putJSON(t, st, edge.FeedKey, feed.feed)
+	feed.mu.Unlock()
+	waitFor(t, 10*time.Second, "whole cache dropped", func() bool {
+		return string(get(t, list, fetchKey).body) == `{"items":[1],"totalCount":1}`
+	})
+
+	// A feed that goes back (a new database behind the publisher) drops
+	// everything too.
+	put(t, st, "acme/fetch/en-us/list/posts/d1,take10,skip0.json", `{"items":[2],"totalCount":1}`)
+	putJSON(t, st, edge.FeedKey, edge.Feed{Seq: 1, Oldest: 1, Changes: []edge.Change{{Seq: 1, Key: "y/1.json"}}})
+	waitFor(t, 10*time.Second, "whole cache dropped", func() bool {
+		return string(get(t, list, fetchKey).body) == `{"items":[2],"totalCount":1}`
+	})
+}
+
+// TestKeyRevoked checks that a key disabled in the manifest is refused as
+// soon as the feed lists the manifest (the issue asks within a second; the
+// time is logged, not asserted).
+func TestKeyRevoked(t *testing.T) {
+	st, _ := site(t)
+	feed := newFeedWriter(t, st)
+	feed.changed()
+	e := startEdge(t, st, edge.Config{OriginURL: deadURL(t), FeedPoll: 50 * time.Millisecond})
+	item := e.url + "/acme/fetch/en-us/item/42"
+	if r := get(t, item, fetchKey); r.status != 200 {
+		t.Fatalf("GET = %d %s", r.status, r.body)
+	}
+	start := time.Now()
+	putManifest(t, st, guid, key{secret: fetchKey, typ: "fetch", disabled: true})
+	feed.changed(edge.ManifestKeyOf(guid))
+	waitFor(t, 10*time.Second, "revoked key refused", func() bool { return get(t, item, fetchKey).status == 401 })
+	t.Logf("revoked key refused %v after the manifest was written (feed poll 50 ms)", time.Since(start))
+
+	// A new key appears the same way; and an instance first seen without a
+	// manifest (requests went to the origin) gets its keys checked once the
+	// publisher writes one.
+	putManifest(t, st, guid, key{secret: "new", typ: "fetch"})
+	feed.changed(edge.ManifestKeyOf(guid))
+	waitFor(t, 10*time.Second, "new key accepted", func() bool { return get(t, item, "new").status == 200 })
+
+	if r := get(t, e.url+"/later/fetch/en-us/item/1", "k"); r.status != 503 {
+		t.Fatalf("instance without manifest, origin down: %d %s, want 503", r.status, r.body)
+	}
+	put(t, st, "later/fetch/en-us/item/1/d1.json", `{"later":1}`)
+	putManifest(t, st, "later", key{secret: "k", typ: "fetch"})
+	feed.changed("later/fetch/en-us/item/1/d1.json", edge.ManifestKeyOf("later"))
+	waitFor(t, 10*time.Second, "new instance served", func() bool { return get(t, e.url+"/later/fetch/en-us/item/1", "k").status == 200 })
+	if r := get(t, e.url+"/later/fetch/en-us/item/1", "bad"); r.status != 401 {
+		t.Errorf("bad key of the new instance: %d, want 401", r.status)
+	}
+}
+
+// TestFreshness publishes new versions of an item to a folder store shared
+// by three edges and measures how long it takes until every edge serves the
+// new version. It logs the figures; speed is not asserted (see the
+// publish-to-visible benchmark for that).
+func TestFreshness(t *testing.T) {
+	st, err := store.Open(t.Context(), t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	putManifest(t, st, guid, key{secret: fetchKey, typ: "fetch"})
+	put(t, st, itemKey, `{"v":0}`)
+	feed := newFeedWriter(t, st)
+	feed.changed()
+	var edges []*runningEdge
+	for i := 0; i < 3; i++ {
+		edges = append(edges, startEdge(t, st, edge.Config{OriginURL: deadURL(t), FeedPoll: edge.DefaultFeedPoll}))
+	}
+	const publishes = 30
+	var lat []time.Duration
+	for v := 1; v <= publishes; v++ {
+		for _, e := range edges { // every edge holds the old version
+			get(t, e.url+"/acme/fetch/en-us/item/42", fetchKey)
+		}
+		want := fmt.Sprintf(`{"v":%d}`, v)
+		put(t, st, itemKey, want)
+		feed.changed(itemKey)
+		start := time.Now()
+		var wg sync.WaitGroup
+		worst := make([]time.Duration, len(edges))
+		for i, e := range edges {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for string(get(t, e.url+"/acme/fetch/en-us/item/42", fetchKey).body) != want {
+					if time.Since(start) > 10*time.Second {
+						t.Errorf("edge %d: version %d not served after 10 s", i, v)
+						return
+					}
+					time.Sleep(time.Millisecond)
+				}
+				worst[i] = time.Since(start)
+			}()
+		}
+		wg.Wait()
+		lat = append(lat, slices.Max(worst))
+		time.Sleep(time.Duration(v%7) * 7 * time.Millisecond) // spread publishes over the poll phase
+	}
+	slices.Sort(lat)
+	t.Logf("publish (object + feed written) to all 3 edges serving it, %d publishes, feed poll %v: p50 %v, p99 %v, max %v",
+		publishes, edge.DefaultFeedPoll, lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
+}
