@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // config is the whole service configuration, read once from the environment
@@ -22,7 +23,10 @@ type config struct {
 	SecretKey        string
 	FetchRateLimit   int
 	EdgeCacheBytes   int64
+	EdgeFeedPoll     time.Duration
 	WebhookAllowNets string
+
+	edgeFeedPoll string // EDGECMS_EDGE_FEED_POLL as given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -44,6 +48,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_SECRET_KEY", flag: "secret-key", usage: "key that encrypts webhook signing secrets at rest", str: &c.SecretKey},
 		{env: "EDGECMS_FETCH_RATE_LIMIT", flag: "fetch-rate-limit", def: "10", usage: "direct Fetch API requests per second per API key (0: off)", num: &rate},
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
+		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
 	}
 }
@@ -79,6 +84,11 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_EDGE_CACHE_BYTES: want a number of bytes >= 1048576, got %q", cache)
 	}
 	c.EdgeCacheBytes = m
+	d, err := time.ParseDuration(c.edgeFeedPoll)
+	if err != nil || d < time.Millisecond || d > time.Minute {
+		return c, fmt.Errorf("EDGECMS_EDGE_FEED_POLL: want a duration between 1ms and 1m, got %q", c.edgeFeedPoll)
+	}
+	c.EdgeFeedPoll = d
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return c, fmt.Errorf("DATABASE_URL: want a postgres:// URL")
 	}
@@ -86,6 +96,14 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_TLS_CERT and EDGECMS_TLS_KEY go together")
 	}
 	return c, nil
+}
+
+// redactStore hides the query of a store spec that mentions a secret.
+func redactStore(store string) string {
+	if i := strings.Index(store, "?"); i >= 0 && strings.Contains(store[i:], "secret") {
+		return store[:i] + "?…"
+	}
+	return store
 }
 
 // LogValue logs the configuration with secrets redacted.
@@ -97,14 +115,12 @@ func (c config) LogValue() slog.Value {
 		}
 		db = u.String()
 	}
-	store := c.Store
-	if i := strings.Index(store, "?"); i >= 0 && strings.Contains(store[i:], "secret") {
-		store = store[:i] + "?…"
-	}
+	store := redactStore(c.Store)
 	return slog.GroupValue(
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
 		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit),
-		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.String("webhookAllowNets", c.WebhookAllowNets),
+		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll),
+		slog.String("webhookAllowNets", c.WebhookAllowNets),
 	)
 }

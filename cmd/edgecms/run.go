@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/demo"
+	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/problem"
@@ -140,15 +141,18 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store)}, store, log.With("role", "origin"))
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
-	errc := make(chan error, 1)
-	go func() {
-		log.Info("listening", "addr", cfg.Addr, "tls", cfg.TLSCert != "")
-		if cfg.TLSCert != "" {
-			errc <- srv.App().ListenTLS(cfg.Addr, cfg.TLSCert, cfg.TLSKey)
-		} else {
-			errc <- srv.App().Listen(cfg.Addr)
+	errc := make(chan error, 2)
+	public := srv.App()
+	var front *edge.Server
+	if all {
+		// The edge is the one public address; the origin listens on an
+		// internal loopback port behind it.
+		if front, err = startFront(ctx, workers, &wg, cfg, srv, errc, log); err != nil {
+			return err
 		}
-	}()
+		public = front.App()
+	}
+	go func() { errc <- listen(public, cfg, log) }()
 	select {
 	case err := <-errc:
 		return err
@@ -157,6 +161,11 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
+	if front != nil {
+		if err := front.Shutdown(sctx); err != nil {
+			log.Warn("edge shutdown", "err", err)
+		}
+	}
 	return srv.Shutdown(sctx)
 }
 

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/edgecms/edgecms/edge"
+	"github.com/edgecms/edgecms/origin"
+	"github.com/edgecms/edgecms/store"
+)
+
+// openObjectStore opens the object store that EDGECMS_STORE names, with S3
+// credentials from the environment.
+func openObjectStore(ctx context.Context, cfg config) (store.Store, error) {
+	return store.Open(ctx, cfg.Store, store.Options{
+		AccessKey:    os.Getenv("AWS_ACCESS_KEY_ID"),
+		SecretKey:    os.Getenv("AWS_SECRET_ACCESS_KEY"),
+		SessionToken: os.Getenv("AWS_SESSION_TOKEN"),
+	})
+}
+
+// newEdge builds an edge on the configured store in front of originURL.
+func newEdge(ctx context.Context, cfg config, originURL string, log *slog.Logger) (*edge.Server, error) {
+	st, err := openObjectStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return edge.New(edge.Config{Store: st, OriginURL: originURL, CacheBytes: cfg.EdgeCacheBytes, FeedPoll: cfg.EdgeFeedPoll}, log)
+}
+
+// runEdge runs an edge alone: no database, the store and the origin at
+// EDGECMS_ORIGIN_URL only.
+func runEdge(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger) error {
+	if cfg.OriginURL == "" {
+		return errors.New("EDGECMS_ORIGIN_URL (--origin-url) is required: the origin the edge forwards misses, preview and management calls to")
+	}
+	log.Info("starting edge", "config", cfg.edgeLog())
+	srv, err := newEdge(ctx, cfg, cfg.OriginURL, log.With("role", "edge"))
+	if err != nil {
+		return err
+	}
+	workers, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); srv.Run(workers) }()
+	defer func() { stop(); wg.Wait() }()
+	errc := make(chan error, 1)
+	go func() { errc <- listen(srv.App(), cfg, log) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// listen serves app on cfg.Addr, with TLS when configured.
+func listen(app *fiber.App, cfg config, log *slog.Logger) error {
+	log.Info("listening", "addr", cfg.Addr, "tls", cfg.TLSCert != "")
+	if cfg.TLSCert != "" {
+		return app.ListenTLS(cfg.Addr, cfg.TLSCert, cfg.TLSKey)
+	}
+	return app.Listen(cfg.Addr)
+}
+
+// startFront puts an edge in front of the origin srv for serve: the origin
+// listens on an internal loopback port, the edge (started by the caller on
+// EDGECMS_ADDR) forwards to it everything it does not serve from the
+// store. The edge follows the change feed until workers is cancelled.
+func startFront(ctx, workers context.Context, wg *sync.WaitGroup, cfg config, srv *origin.Server, errc chan<- error, log *slog.Logger) (*edge.Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	front, err := newEdge(ctx, cfg, "http://"+ln.Addr().String(), log.With("role", "edge"))
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	log.Info("origin listening behind the edge", "addr", ln.Addr().String())
+	go func() { errc <- srv.App().Listener(ln) }()
+	wg.Add(1)
+	go func() { defer wg.Done(); front.Run(workers) }()
+	return front, nil
+}
+
+// edgeLog is what an edge logs of the configuration: no database.
+func (c config) edgeLog() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr), slog.String("store", redactStore(c.Store)), slog.String("origin", c.OriginURL),
+		slog.Bool("tls", c.TLSCert != ""), slog.Int64("edgeCacheBytes", c.EdgeCacheBytes),
+		slog.Duration("edgeFeedPoll", c.EdgeFeedPoll),
+	)
+}
