@@ -36,9 +36,9 @@ func TestNoDatabase(t *testing.T) {
 	}
 }
 
-// origin is a stand-in origin: a real HTTP server that records what it is
+// stubOrigin is a stand-in origin: a real HTTP server that records what it is
 // asked and answers like the origin does (a JSON body naming the request).
-type origin struct {
+type stubOrigin struct {
 	*httptest.Server
 	mu   sync.Mutex
 	reqs []originRequest
@@ -50,8 +50,8 @@ type originRequest struct {
 	body              string
 }
 
-func newOrigin(t *testing.T) *origin {
-	o := &origin{}
+func newOrigin(t *testing.T) *stubOrigin {
+	o := &stubOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		o.mu.Lock()
@@ -82,7 +82,7 @@ func newOrigin(t *testing.T) *origin {
 }
 
 // last returns the last request the origin received.
-func (o *origin) last(t *testing.T) originRequest {
+func (o *stubOrigin) last(t *testing.T) originRequest {
 	t.Helper()
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -92,7 +92,7 @@ func (o *origin) last(t *testing.T) originRequest {
 	return o.reqs[len(o.reqs)-1]
 }
 
-func (o *origin) count() int {
+func (o *stubOrigin) count() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.reqs)

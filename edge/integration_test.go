@@ -1,0 +1,326 @@
+package edge_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/demo"
+	"github.com/edgecms/edgecms/edge"
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/pgtest"
+	"github.com/edgecms/edgecms/origin"
+	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/store"
+)
+
+// published is what a real origin rendered for the demo site and what was
+// written to a folder store from it.
+type published struct {
+	guid                 string
+	fetchKey, previewKey string
+	fetchKeyID           int64
+	urls                 []string          // Fetch API URLs (path?query) of every stored object
+	bodies               map[string]string // URL -> body the origin answered
+	storeDir             string
+	st                   store.Store
+	manifest             edge.Manifest
+}
+
+// publishDemo fills a fresh database with the demo site, renders every
+// published item, list page, page (both page variants and by path) and
+// sitemap of each locale with a real origin, writes them to a folder store
+// under their fetch keys (as the publisher does, with the origin's headers
+// and tags), writes the key manifest from the database's api_keys, then
+// stops the origin and closes the database.
+func publishDemo(t *testing.T) *published {
+	t.Helper()
+	ctx := context.Background()
+	db, _ := pgtest.New(t)
+	cs := content.NewStore(db)
+	inst, err := cs.CreateInstance(ctx, "demo-site", []content.Locale{{Code: "en-us", Name: "English"}, {Code: "fr-ca", Name: "Français"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "site"
+	fk, fetchSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "fetch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, previewSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "preview"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.Fill(ctx, cs, inst); err != nil {
+		t.Fatal(err)
+	}
+
+	r := render.New(cs)
+	defer r.Close()
+	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+		site, err := render.LoadSite(ctx, cs, req.Guid)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := r.Render(ctx, site, req)
+		return res.Body, res.Tags, err
+	}
+	srv := origin.New(origin.Config{Render: renderFn}, cs, testLog(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.App().Listener(ln)
+	base := "http://" + ln.Addr().String()
+
+	dir := t.TempDir()
+	st, err := store.Open(ctx, dir, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &published{guid: inst.Guid, fetchKey: fetchSecret, previewKey: previewSecret, fetchKeyID: fk.ID,
+		bodies: map[string]string{}, storeDir: dir, st: st}
+	fetchURL := func(u string) []byte {
+		t.Helper()
+		if _, ok := p.bodies[u]; ok {
+			return []byte(p.bodies[u])
+		}
+		res := get(t, base+u, fetchSecret)
+		if res.status != 200 {
+			t.Fatalf("origin GET %s = %d %s", u, res.status, res.body)
+		}
+		path, query, _ := strings.Cut(u, "?")
+		req, err := fetch.Parse(fetch.Input{Path: path, RawQuery: query})
+		if err != nil {
+			t.Fatalf("parse %s: %v", u, err)
+		}
+		var tags []string
+		for _, tag := range strings.Fields(res.header.Get("Surrogate-Key")) {
+			tags = append(tags, p.guid+"."+strings.ToLower(req.Locale)+"."+tag)
+		}
+		if _, err := st.Put(ctx, store.Object{Key: req.Key(), Body: res.body, ContentType: res.header.Get("Content-Type"),
+			CacheControl: res.header.Get("Cache-Control"), Tags: tags}); err != nil {
+			t.Fatalf("put %s: %v", req.Key(), err)
+		}
+		p.urls = append(p.urls, u)
+		p.bodies[u] = string(res.body)
+		return res.body
+	}
+
+	locales, err := cs.Locales(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	channels, err := cs.Channels(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	containers, err := cs.Containers(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := "/" + p.guid + "/fetch/"
+	for _, l := range locales {
+		lc := strings.ToLower(l.Code)
+		for _, ch := range channels {
+			fetchURL(g + lc + "/sitemap/nested/" + ch.Name)
+			var flat map[string]struct {
+				PageID int64 `json:"pageID"`
+				Path   string
+			}
+			if err := json.Unmarshal(fetchURL(g+lc+"/sitemap/flat/"+ch.Name), &flat); err != nil {
+				t.Fatal(err)
+			}
+			for path, node := range flat {
+				fetchURL(fmt.Sprintf("%s%s/page/%d", g, lc, node.PageID))
+				fetchURL(fmt.Sprintf("%s%s/page/%d?contentLinkDepth=2&expandAllContentLinks=true", g, lc, node.PageID))
+				fetchURL(fmt.Sprintf("%s%s/page/%s?path=%s&contentLinkDepth=2&expandAllContentLinks=true", g, lc, ch.Name, url.QueryEscape(path)))
+			}
+		}
+		for _, c := range containers {
+			for skip := 0; ; skip += 10 {
+				var list struct {
+					Items []struct {
+						ContentID int64 `json:"contentID"`
+					} `json:"items"`
+					TotalCount int `json:"totalCount"`
+				}
+				u := fmt.Sprintf("%s%s/list/%s", g, lc, strings.ToLower(c.ReferenceName))
+				if skip > 0 {
+					u += fmt.Sprintf("?skip=%d", skip)
+				}
+				if err := json.Unmarshal(fetchURL(u), &list); err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range list.Items {
+					fetchURL(fmt.Sprintf("%s%s/item/%d", g, lc, it.ContentID))
+				}
+				if skip+10 >= list.TotalCount {
+					break
+				}
+			}
+		}
+	}
+
+	keys, err := cs.APIKeys(ctx, inst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.manifest = edge.Manifest{Guid: p.guid}
+	for _, k := range keys {
+		p.manifest.Keys = append(p.manifest.Keys, edge.ManifestKey{Hash: hex.EncodeToString(k.Hash), Type: k.Type, ExpiresAt: k.ExpiresAt, Enabled: k.Enabled})
+	}
+	putJSON(t, st, edge.ManifestKeyOf(p.guid), p.manifest)
+
+	if err := srv.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	return p
+}
+
+// buildEdgecms builds the edgecms command once per test binary.
+var buildEdgecms = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "edgecms-edge-test")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "edgecms")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/edgecms/edgecms/cmd/edgecms").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// startEdgeCommand runs "edgecms edge" with the given environment added to
+// this process's, without DATABASE_URL, and returns its base URL.
+func startEdgeCommand(t *testing.T, env ...string) string {
+	t.Helper()
+	bin, err := buildEdgecms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "edge")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "DATABASE_URL=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "EDGECMS_ADDR="+addr)
+	cmd.Env = append(cmd.Env, env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			t.Log("edgecms edge: " + sc.Text())
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		<-logged
+		cmd.Wait()
+	})
+	base := "http://" + addr
+	waitFor(t, 30*time.Second, "edgecms edge listening", func() bool {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+		}
+		return err == nil
+	})
+	return base
+}
+
+// TestWithoutDatabase renders the demo site with a real origin and
+// Postgres into a folder store, stops both, and checks that an "edgecms
+// edge" started without DATABASE_URL serves every object from the store,
+// refuses a revoked key once the manifest changes, never serves preview
+// from the store, and answers clear problems for what only the origin
+// could answer.
+func TestWithoutDatabase(t *testing.T) {
+	p := publishDemo(t)
+	t.Logf("published %d objects of instance %s", len(p.urls), p.guid)
+	if len(p.urls) < 40 {
+		t.Fatalf("only %d objects published; the demo site should give more", len(p.urls))
+	}
+	originURL := deadURL(t) // the origin is stopped: nothing listens
+	base := startEdgeCommand(t, "EDGECMS_STORE="+p.storeDir, "EDGECMS_ORIGIN_URL="+originURL, "EDGECMS_EDGE_FEED_POLL=20ms")
+
+	kinds := map[string]int{}
+	for _, u := range p.urls {
+		for _, want := range []string{"MISS", "HIT"} {
+			r := get(t, base+u, p.fetchKey)
+			if r.status != 200 || string(r.body) != p.bodies[u] {
+				t.Errorf("GET %s = %d %.200s, want 200 and the origin's body", u, r.status, r.body)
+				break
+			}
+			if got := r.header.Get("X-Cache"); got != want {
+				t.Errorf("GET %s: X-Cache = %q, want %q", u, got, want)
+			}
+		}
+		path, _, _ := strings.Cut(u, "?")
+		seg := strings.Split(path, "/")
+		kinds[seg[4]]++
+	}
+	t.Logf("served from the store by kind: %v", kinds)
+	for _, k := range []string{"item", "list", "page", "sitemap"} {
+		if kinds[k] == 0 {
+			t.Errorf("no %s was published and served", k)
+		}
+	}
+
+	item := p.urls[len(p.urls)-1]
+	for _, tt := range []struct{ name, url, key string }{
+		{"preview (never from the store)", strings.Replace(item, "/fetch/", "/preview/", 1), p.previewKey},
+		{"a variant not in the store", item + "?contentLinkDepth=4", p.fetchKey},
+		{"management API", "/api/v1/instance/" + p.guid + "/models", ""},
+	} {
+		r := get(t, base+tt.url, tt.key)
+		if r.status != 502 && r.status != 503 || r.header.Get("Cache-Control") != "no-store" {
+			t.Errorf("%s: GET %s = %d (Cache-Control %q) %s, want 502/503 no-store", tt.name, tt.url, r.status, r.header.Get("Cache-Control"), r.body)
+		}
+	}
+	if r := get(t, base+item, "not-a-key"); r.status != 401 {
+		t.Errorf("unknown key: %d, want 401", r.status)
+	}
+
+	// Revoke the fetch key: the publisher rewrites the manifest and lists it
+	// in the feed.
+	for i := range p.manifest.Keys {
+		if p.manifest.Keys[i].Type == "fetch" {
+			p.manifest.Keys[i].Enabled = false
+		}
+	}
+	putJSON(t, p.st, edge.ManifestKeyOf(p.guid), p.manifest)
+	putJSON(t, p.st, edge.FeedKey, edge.Feed{Seq: 1, Oldest: 1, Changes: []edge.Change{{Seq: 1, Key: edge.ManifestKeyOf(p.guid)}}})
+	took := waitFor(t, 10*time.Second, "revoked key refused", func() bool { return get(t, base+item, p.fetchKey).status == 401 })
+	t.Logf("revoked key refused %v after the manifest and feed were written (feed poll 20 ms)", took)
+}
