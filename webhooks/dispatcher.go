@@ -1,0 +1,452 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/edgecms/edgecms/content"
+)
+
+// DispatcherConfig configures a Dispatcher. Zero members take the defaults
+// given.
+type DispatcherConfig struct {
+	// Workers is how many attempts run at once (default 64).
+	Workers int
+	// Batch is how many events one intake reads, and the most deliveries
+	// one claim takes (default 256).
+	Batch int
+	// Poll is how often the dispatcher looks for new events and due
+	// deliveries when it has nothing to do (default 50 ms).
+	Poll time.Duration
+	// Lease is how long a claimed delivery stays reserved to this
+	// dispatcher; if it dies, another attempts the delivery after the lease
+	// ends (default the store's timeout plus 45 s).
+	Lease time.Duration
+	// RequireConfirmation makes Published and Deleted events wait, before
+	// their deliveries are queued, until the publisher has recorded in
+	// event_confirmations that the object store holds the new state. Set it
+	// wherever a publisher runs (edgecms serve does); without a publisher
+	// nothing would ever confirm, and deliveries would wait for
+	// ConfirmationTimeout.
+	RequireConfirmation bool
+	// ConfirmationTimeout is how long an event waits for its confirmation
+	// before it is delivered anyway, with a warning (default 10 minutes;
+	// negative: wait forever).
+	ConfirmationTimeout time.Duration
+	// Retention is how long delivery history is kept (default Retention).
+	Retention time.Duration
+	// TrimEvery is how often history older than Retention is deleted
+	// (default 1 hour).
+	TrimEvery time.Duration
+	// Consumer is the dispatcher's name in the event log's cursors
+	// (default "webhooks"); every dispatcher of one deployment shares it.
+	Consumer string
+	// Rand returns random numbers in [0, 1) for the jitter of retry
+	// delays (default math/rand/v2).
+	Rand func() float64
+}
+
+// Dispatcher turns events into deliveries and attempts them. Any number of
+// dispatchers may run against one database.
+type Dispatcher struct {
+	store *Store
+	cfg   DispatcherConfig
+	log   *slog.Logger
+	owner string // this dispatcher's lease owner name
+
+	inflight atomic.Int64
+	wake     chan struct{} // new work may be due
+	warned   atomic.Bool   // the missing event_confirmations table was logged
+}
+
+// NewDispatcher returns a dispatcher of the deliveries in s.
+func NewDispatcher(s *Store, cfg DispatcherConfig, log *slog.Logger) *Dispatcher {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 64
+	}
+	if cfg.Batch <= 0 {
+		cfg.Batch = 256
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = 50 * time.Millisecond
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = s.timeout + 45*time.Second
+	}
+	if cfg.ConfirmationTimeout == 0 {
+		cfg.ConfirmationTimeout = 10 * time.Minute
+	}
+	if cfg.Retention <= 0 {
+		cfg.Retention = Retention
+	}
+	if cfg.TrimEvery <= 0 {
+		cfg.TrimEvery = time.Hour
+	}
+	if cfg.Consumer == "" {
+		cfg.Consumer = "webhooks"
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Float64
+	}
+	return &Dispatcher{store: s, cfg: cfg, log: log, owner: newID("d_"), wake: make(chan struct{}, 1)}
+}
+
+// signal wakes the claimer.
+func (d *Dispatcher) signal() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run queues and attempts deliveries until ctx is cancelled. Attempts in
+// flight then finish (within the store's timeout) and are recorded;
+// deliveries claimed but not started are given back.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	jobs := make(chan job)
+	results := make(chan result, d.cfg.Workers)
+	var workers, loops sync.WaitGroup
+	attemptCtx := context.WithoutCancel(ctx)
+	for range d.cfg.Workers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			for j := range jobs {
+				results <- d.store.complete(j, d.store.attempt(attemptCtx, j), d.cfg.Rand)
+			}
+		}()
+	}
+	flushed := make(chan struct{})
+	go func() { d.flushLoop(attemptCtx, results); close(flushed) }()
+	loops.Add(2)
+	go func() { defer loops.Done(); d.intakeLoop(ctx) }()
+	go func() { defer loops.Done(); d.trimLoop(ctx) }()
+
+	d.claimLoop(ctx, jobs)
+	close(jobs)
+	workers.Wait()
+	close(results)
+	<-flushed
+	loops.Wait()
+	return nil
+}
+
+// claimLoop claims due deliveries for free workers and hands them over.
+func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- job) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		free := int64(d.cfg.Workers) - d.inflight.Load()
+		full := false
+		if free > 0 {
+			js, err := d.store.claim(ctx, d.owner, int(min(free, int64(d.cfg.Batch))), d.store.now(), d.cfg.Lease)
+			if err != nil && ctx.Err() == nil {
+				d.log.Error("claim deliveries", "err", err)
+			}
+			d.inflight.Add(int64(len(js)))
+			for i, j := range js {
+				select {
+				case jobs <- j:
+				case <-ctx.Done():
+					d.giveBack(js[i:])
+					return
+				}
+			}
+			full = len(js) > 0 && int64(len(js)) == min(free, int64(d.cfg.Batch))
+		}
+		if full {
+			// More may be due; claim again as soon as a worker is free.
+			select {
+			case <-ctx.Done():
+				return
+			default:
+				continue
+			}
+		}
+		timer.Reset(d.cfg.Poll)
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.wake:
+		case <-timer.C:
+		}
+	}
+}
+
+// giveBack releases claimed jobs that no worker took.
+func (d *Dispatcher) giveBack(js []job) {
+	ids := make([]string, len(js))
+	for i, j := range js {
+		ids[i] = j.DeliveryID
+	}
+	d.inflight.Add(-int64(len(js)))
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.store.release(ctx, d.owner, ids); err != nil {
+		d.log.Warn("give back claimed deliveries (they are retried when their lease ends)", "err", err)
+	}
+}
+
+// flushLoop records results in batches: whatever has arrived while the
+// previous batch was written.
+func (d *Dispatcher) flushLoop(ctx context.Context, results <-chan result) {
+	const maxBatch = 512
+	batch := make([]result, 0, maxBatch)
+	for r := range results {
+		batch = append(batch[:0], r)
+	more:
+		for len(batch) < maxBatch {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break more
+				}
+				batch = append(batch, r)
+			default:
+				break more
+			}
+		}
+		if err := d.store.record(ctx, d.owner, batch); err != nil {
+			// The leases end and the deliveries are attempted again.
+			d.log.Error("record delivery attempts", "count", len(batch), "err", err)
+		}
+		d.inflight.Add(-int64(len(batch)))
+		d.signal()
+	}
+}
+
+// intakeLoop queues the deliveries of new events, and of confirmed ones.
+func (d *Dispatcher) intakeLoop(ctx context.Context) {
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		n, queued, err := d.intake(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.log.Error("queue deliveries of new events", "err", err)
+		}
+		m, promoted := 0, 0
+		if d.cfg.RequireConfirmation {
+			m, promoted, err = d.promote(ctx)
+			if err != nil && ctx.Err() == nil {
+				d.log.Error("queue deliveries of confirmed events", "err", err)
+			}
+		}
+		if queued+promoted > 0 {
+			d.signal()
+		}
+		if n < d.cfg.Batch && m < d.cfg.Batch {
+			timer.Reset(d.cfg.Poll)
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			}
+		} else if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// intakeLockKey is the first half of the advisory lock that lets one
+// dispatcher at a time read the event log (the second is the consumer).
+const intakeLockKey = 7301968
+
+// intake reads a batch of new events and, in the same transaction as it
+// moves the event log cursor past them, queues a delivery per matching
+// webhook, or parks the event until it is confirmed. It returns how many
+// events it read and how many deliveries it queued.
+func (d *Dispatcher) intake(ctx context.Context) (events, queued int, err error) {
+	err = d.store.transact(ctx, func(tx *sqlx.Tx) error {
+		events, queued = 0, 0
+		var ok bool
+		if err := tx.GetContext(ctx, &ok, `SELECT pg_try_advisory_xact_lock($1, hashtext($2))`, intakeLockKey, d.cfg.Consumer); err != nil || !ok {
+			return err // another dispatcher is reading the log
+		}
+		evs, err := content.ReadEvents(ctx, tx, d.cfg.Consumer, d.cfg.Batch)
+		if err != nil || len(evs) == 0 {
+			return err
+		}
+		events = len(evs)
+		subs, err := subscribers(ctx, tx, evs)
+		if err != nil {
+			return err
+		}
+		now := d.store.now()
+		var ps []plan
+		var parked []content.Event
+		for _, e := range evs {
+			p, err := plans(e, subs[e.InstanceID])
+			switch {
+			case err != nil:
+				return err
+			case len(p) == 0:
+			case d.cfg.RequireConfirmation && needsConfirmation(e.State):
+				parked = append(parked, e)
+			default:
+				ps = append(ps, p...)
+			}
+		}
+		if err := park(ctx, tx, parked, now); err != nil {
+			return err
+		}
+		if queued, err = enqueue(ctx, tx, ps, now); err != nil {
+			return err
+		}
+		return content.AckEvents(ctx, tx, d.cfg.Consumer, evs[len(evs)-1])
+	})
+	return events, queued, err
+}
+
+// parkedEvent is an event as webhook_awaiting keeps it.
+type parkedEvent struct {
+	ID            int64              `json:"id"`
+	InstanceID    int64              `json:"instanceID"`
+	InstanceGuid  string             `json:"instanceGuid"`
+	State         content.EventState `json:"state"`
+	Subject       content.Subject    `json:"subject"`
+	Locale        *string            `json:"locale,omitempty"`
+	ReferenceName *string            `json:"referenceName,omitempty"`
+	ContentID     *int64             `json:"contentID,omitempty"`
+	PageID        *int64             `json:"pageID,omitempty"`
+	VersionID     *int64             `json:"versionID,omitempty"`
+	ChangeDate    time.Time          `json:"changeDate"`
+}
+
+func (p parkedEvent) event() content.Event {
+	return content.Event{ID: p.ID, InstanceID: p.InstanceID, InstanceGuid: p.InstanceGuid, State: p.State,
+		Subject: p.Subject, Locale: p.Locale, ReferenceName: p.ReferenceName, ContentID: p.ContentID,
+		PageID: p.PageID, VersionID: p.VersionID, ChangeDate: p.ChangeDate}
+}
+
+// park keeps events until the publisher confirms them.
+func park(ctx context.Context, tx *sqlx.Tx, evs []content.Event, now time.Time) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(evs))
+	docs := make([]string, len(evs))
+	for i, e := range evs {
+		b, err := json.Marshal(parkedEvent{ID: e.ID, InstanceID: e.InstanceID, InstanceGuid: e.InstanceGuid,
+			State: e.State, Subject: e.Subject, Locale: e.Locale, ReferenceName: e.ReferenceName,
+			ContentID: e.ContentID, PageID: e.PageID, VersionID: e.VersionID, ChangeDate: e.ChangeDate})
+		if err != nil {
+			return err
+		}
+		ids[i], docs[i] = e.ID, string(b)
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_awaiting (event_id, event, created_at)
+		SELECT id, doc::jsonb, $3 FROM unnest($1::bigint[], $2::text[]) AS t(id, doc)
+		ON CONFLICT (event_id) DO NOTHING`, pq.Array(ids), pq.Array(docs), now)
+	if err != nil {
+		return fmt.Errorf("park events until confirmed: %w", err)
+	}
+	return nil
+}
+
+// The parked events that may be queued: confirmed ones, and those that
+// waited longer than the confirmation timeout. Without the publisher's
+// table only the second kind.
+const (
+	confirmedSQL = `SELECT a.event_id, a.event::text AS event, c.event_id IS NOT NULL AS confirmed
+		FROM webhook_awaiting a LEFT JOIN event_confirmations c ON c.event_id = a.event_id
+		WHERE c.event_id IS NOT NULL OR a.created_at < $1
+		ORDER BY a.event_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED`
+	timedOutSQL = `SELECT a.event_id, a.event::text AS event, false AS confirmed
+		FROM webhook_awaiting a WHERE a.created_at < $1
+		ORDER BY a.event_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED`
+)
+
+// promote queues the deliveries of parked events that the publisher has
+// confirmed (or that waited too long), to the webhooks that match them
+// now. It returns how many events it took and how many deliveries it queued.
+func (d *Dispatcher) promote(ctx context.Context) (events, queued int, err error) {
+	var hasTable bool
+	if err := d.store.db.GetContext(ctx, &hasTable, `SELECT to_regclass('event_confirmations') IS NOT NULL`); err != nil {
+		return 0, 0, fmt.Errorf("look for event_confirmations: %w", err)
+	}
+	query := confirmedSQL
+	if !hasTable {
+		query = timedOutSQL
+		if !d.warned.Swap(true) {
+			d.log.Error("RequireConfirmation is on but the publisher's event_confirmations table does not exist: "+
+				"Published and Deleted deliveries wait for the confirmation timeout", "timeout", d.cfg.ConfirmationTimeout)
+		}
+	}
+	err = d.store.transact(ctx, func(tx *sqlx.Tx) error {
+		events, queued = 0, 0
+		now := d.store.now()
+		cutoff := time.Time{} // never
+		if d.cfg.ConfirmationTimeout > 0 {
+			cutoff = now.Add(-d.cfg.ConfirmationTimeout)
+		}
+		var rows []struct {
+			EventID   int64  `db:"event_id"`
+			Event     string `db:"event"`
+			Confirmed bool   `db:"confirmed"`
+		}
+		if err := tx.SelectContext(ctx, &rows, query, cutoff, d.cfg.Batch); err != nil || len(rows) == 0 {
+			return err
+		}
+		events = len(rows)
+		evs := make([]content.Event, len(rows))
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			var p parkedEvent
+			if err := json.Unmarshal([]byte(r.Event), &p); err != nil {
+				return fmt.Errorf("parked event %d: %w", r.EventID, err)
+			}
+			evs[i], ids[i] = p.event(), r.EventID
+			if !r.Confirmed {
+				d.log.Warn("delivering an event the publisher has not confirmed", "event", r.EventID,
+					"state", p.State, "waited", d.cfg.ConfirmationTimeout)
+			}
+		}
+		subs, err := subscribers(ctx, tx, evs)
+		if err != nil {
+			return err
+		}
+		var ps []plan
+		for _, e := range evs {
+			p, err := plans(e, subs[e.InstanceID])
+			if err != nil {
+				return err
+			}
+			ps = append(ps, p...)
+		}
+		if queued, err = enqueue(ctx, tx, ps, now); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_awaiting WHERE event_id = ANY($1)`, pq.Array(ids))
+		return err
+	})
+	return events, queued, err
+}
+
+// trimLoop deletes history older than the retention, now and then.
+func (d *Dispatcher) trimLoop(ctx context.Context) {
+	ticker := time.NewTicker(d.cfg.TrimEvery)
+	defer ticker.Stop()
+	for {
+		n, err := d.store.Trim(ctx, d.store.now().Add(-d.cfg.Retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			d.log.Error("trim delivery history", "err", err)
+		case n > 0:
+			d.log.Info("trimmed delivery history", "deleted", n, "retention", d.cfg.Retention)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
