@@ -1,0 +1,202 @@
+// Package render is edgecms's one renderer of the Content Fetch API: it
+// turns a fetch.Request and the content in Postgres into the exact JSON
+// bytes of the answer, for items, lists, pages, pages by path and sitemaps.
+//
+// The origin calls it to answer requests, and the publisher calls it to
+// pre-render the same answers into the object store, so output is
+// deterministic: keys come in a fixed order (written by hand, never through
+// a map), and the same content always gives the same bytes. Each Result
+// also carries Tags naming every record its bytes were made from, so that
+// the publisher can re-render exactly the objects a change touches; see
+// README.md for the tag scheme and the rendering rules chosen where the
+// spec is silent.
+package render
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/problem"
+)
+
+// Renderer renders Fetch API answers from a content.Store. It is safe for
+// concurrent use.
+type Renderer struct {
+	reads *content.Reader
+
+	mu sync.RWMutex
+	// schemas caches decoded model field definitions by their JSON, so
+	// that an edited model is simply another entry.
+	schemas map[string]content.Fields
+}
+
+// New returns a Renderer reading from store. Close it when done.
+func New(store *content.Store) *Renderer {
+	return &Renderer{reads: store.Reader(), schemas: map[string]content.Fields{}}
+}
+
+// Close releases the Renderer's prepared statements.
+func (r *Renderer) Close() error { return r.reads.Close() }
+
+// Site is what a render needs to know of the instance a request is for: the
+// instance and its configured locales. Callers may keep it between requests
+// (and must refresh it when locales change).
+type Site struct {
+	Instance content.Instance
+	Locales  []content.Locale
+}
+
+// LoadSite reads the Site of the instance with the given guid.
+func LoadSite(ctx context.Context, store *content.Store, guid string) (Site, error) {
+	inst, err := store.Instance(ctx, guid)
+	if err != nil {
+		return Site{}, err
+	}
+	ls, err := store.Locales(ctx, inst)
+	if err != nil {
+		return Site{}, err
+	}
+	return Site{Instance: inst, Locales: ls}, nil
+}
+
+// Result is a rendered answer.
+type Result struct {
+	// Body is the JSON answer, compact, in UTF-8.
+	Body []byte
+	// Tags name the records Body was made from, sorted and without
+	// duplicates, relative to the request's instance, locale and flavour:
+	//
+	//	i:<contentID>      an item (rendered, referenced, or linked but not visible)
+	//	c:<referencename>  a container's membership and order (lower case)
+	//	p:<pageID>         a page
+	//	s:<channel>        a channel's page tree (lower case)
+	//
+	// A change to any of them may change Body.
+	Tags []string
+}
+
+// ItemTag makes the tag of an item.
+func ItemTag(contentID int64) string { return "i:" + strconv.FormatInt(contentID, 10) }
+
+// ContainerTag makes the tag of a container.
+func ContainerTag(referenceName string) string { return "c:" + strings.ToLower(referenceName) }
+
+// PageTag makes the tag of a page.
+func PageTag(pageID int64) string { return "p:" + strconv.FormatInt(pageID, 10) }
+
+// ChannelTag makes the tag of a channel.
+func ChannelTag(channel string) string { return "s:" + strings.ToLower(channel) }
+
+// Render renders the answer to req, which must come from fetch.Parse and be
+// of kind Item, List, Page, PageByPath, SitemapFlat or SitemapNested.
+//
+// An unknown locale is a problem.NotFound listing the configured codes; an
+// unknown or invisible item, container, page, path or channel is a
+// problem.NotFound; a sort by a path that names nothing is a
+// problem.Invalid. Other errors are internal.
+func (r *Renderer) Render(ctx context.Context, site Site, req fetch.Request) (Result, error) {
+	loc, err := content.ResolveLocale(site.Locales, req.Locale)
+	if err != nil {
+		return Result{}, err
+	}
+	var fl content.Flavour
+	switch req.APIType {
+	case fetch.Fetch:
+		fl = content.FlavourFetch
+	case fetch.Preview:
+		fl = content.FlavourPreview
+	default:
+		return Result{}, problem.Field("apitype", "%q is not fetch or preview", req.APIType)
+	}
+	j := &job{
+		r: r, ctx: ctx, inst: site.Instance, locale: loc.Code, fl: fl, req: req,
+		nodes: map[int64]*node{}, heads: map[int64]string{}, hidden: map[int64]bool{},
+		lists: map[string][]int64{}, listDepth: map[string]int{}, tags: map[string]struct{}{},
+	}
+	j.w.b = make([]byte, 0, 2048)
+	switch req.Kind {
+	case fetch.Item:
+		err = j.item()
+	case fetch.List:
+		err = j.list()
+	case fetch.Page:
+		err = j.page()
+	case fetch.PageByPath:
+		err = j.pageByPath()
+	case fetch.SitemapFlat, fetch.SitemapNested:
+		err = j.sitemap(req.Kind == fetch.SitemapNested)
+	default:
+		return Result{}, fmt.Errorf("render: %s requests are not rendered here", req.Kind)
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("render %s: %w", req.Kind, err)
+	}
+	return Result{Body: j.w.b, Tags: j.sortedTags()}, nil
+}
+
+// job is the state of one render: what is loaded, the output and the tags.
+type job struct {
+	r      *Renderer
+	ctx    context.Context
+	inst   content.Instance
+	locale string // the configured code
+	fl     content.Flavour
+	req    fetch.Request
+
+	nodes  map[int64]*node    // items loaded in full (visible)
+	heads  map[int64]string   // items known visible, not loaded, with their model name
+	hidden map[int64]bool     // items known not visible
+	lists  map[string][]int64 // lower-case referenceName -> visible contentIDs, for whole-list links
+	// listDepth holds, per whole list in lists, the remaining levels of
+	// links loaded for its items.
+	listDepth map[string]int
+
+	// path holds the contentIDs of the items being written, outermost
+	// first: an item is never expanded inside itself.
+	path []int64
+
+	w    writer
+	tags map[string]struct{}
+}
+
+func (j *job) tag(t string) { j.tags[t] = struct{}{} }
+
+func (j *job) sortedTags() []string {
+	out := make([]string, 0, len(j.tags))
+	for t := range j.tags {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// maxSchemas bounds the cache of decoded field definitions.
+const maxSchemas = 4096
+
+// schema decodes the JSON of a model's field definitions, once per distinct
+// value.
+func (r *Renderer) schema(raw []byte) (content.Fields, error) {
+	r.mu.RLock()
+	fs, ok := r.schemas[string(raw)]
+	r.mu.RUnlock()
+	if ok {
+		return fs, nil
+	}
+	if err := json.Unmarshal(raw, &fs); err != nil {
+		return nil, fmt.Errorf("decode model fields: %w", err)
+	}
+	r.mu.Lock()
+	if len(r.schemas) >= maxSchemas {
+		clear(r.schemas)
+	}
+	r.schemas[string(raw)] = fs
+	r.mu.Unlock()
+	return fs, nil
+}

@@ -1,0 +1,197 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/edgecms/edgecms/content"
+)
+
+// smNode is a node of a sitemap: a page, or one item of a dynamic page.
+type smNode struct {
+	page      *content.PageVersion
+	path      string
+	name      string
+	title     string
+	menuText  string
+	contentID int64 // the item a dynamic page's node stands for
+	children  []*smNode
+}
+
+// sitemapTree is the sitemap of a channel in one locale and flavour.
+type sitemapTree struct {
+	channel string
+	roots   []*smNode
+}
+
+// walk visits the nodes in sitemap order (a parent before its children)
+// until visit returns false.
+func (t *sitemapTree) walk(visit func(*smNode) bool) {
+	var rec func([]*smNode) bool
+	rec = func(ns []*smNode) bool {
+		for _, n := range ns {
+			if !visit(n) || !rec(n.children) {
+				return false
+			}
+		}
+		return true
+	}
+	rec(t.roots)
+}
+
+// loadSitemap builds the sitemap of a channel: its visible pages, a parent
+// before its children and siblings in order. A page whose parent is not
+// visible is left out with its subtree, since its path would lead nowhere.
+// A dynamic page has no node of its own but one node per visible item of
+// its container, at the parent's path and the page name made from the
+// item's path field; pages below a dynamic page repeat below each item.
+// A path already taken gets -2, -3, ... appended, in sitemap order.
+func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
+	ch, pages, err := j.r.reads.ChannelPages(j.ctx, j.inst, j.locale, j.fl, channel)
+	if err != nil {
+		return nil, err
+	}
+	j.tag(ChannelTag(ch.Name))
+
+	children := map[int64][]*content.PageVersion{}
+	var roots []*content.PageVersion
+	var bindings []content.DynamicBinding
+	binding := map[int64]int{} // pageID -> index in bindings
+	for i := range pages {
+		p := &pages[i]
+		if p.ParentID == nil {
+			roots = append(roots, p)
+		} else {
+			children[*p.ParentID] = append(children[*p.ParentID], p)
+		}
+		if p.PageType == content.PageDynamic && p.DynamicContainerID != 0 {
+			binding[p.PageID] = len(bindings)
+			bindings = append(bindings, content.DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField})
+			j.tag(ContainerTag(p.DynamicReferenceName))
+		}
+	}
+	items := make([][]content.DynamicItem, len(bindings))
+	if len(bindings) > 0 {
+		ds, err := j.r.reads.DynamicItems(j.ctx, j.inst, j.locale, j.fl, bindings)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			items[d.Binding] = append(items[d.Binding], d)
+		}
+	}
+
+	taken := map[string]bool{}
+	unique := func(path string) string {
+		p := path
+		for n := 2; taken[p]; n++ {
+			p = path + "-" + strconv.Itoa(n)
+		}
+		taken[p] = true
+		return p
+	}
+	var build func(ps []*content.PageVersion, prefix string) []*smNode
+	build = func(ps []*content.PageVersion, prefix string) []*smNode {
+		var out []*smNode
+		for _, p := range ps {
+			if b, ok := binding[p.PageID]; ok {
+				for _, it := range items[b] {
+					slug := strconv.FormatInt(it.ContentID, 10)
+					if strings.TrimSpace(it.PathValue) != "" {
+						slug = content.PageName(it.PathValue)
+					}
+					n := &smNode{page: p, title: it.PathValue, menuText: it.PathValue, contentID: it.ContentID}
+					n.path = unique(prefix + "/" + slug)
+					n.name = n.path[strings.LastIndexByte(n.path, '/')+1:]
+					n.children = build(children[p.PageID], n.path)
+					out = append(out, n)
+				}
+				continue
+			}
+			n := &smNode{page: p, name: p.Name, title: p.Doc.Title, menuText: p.Doc.MenuText}
+			n.path = unique(prefix + "/" + p.Name)
+			n.children = build(children[p.PageID], n.path)
+			out = append(out, n)
+		}
+		return out
+	}
+	return &sitemapTree{channel: ch.Name, roots: build(roots, "")}, nil
+}
+
+// sitemap renders GET /{locale}/sitemap/flat/{channel} (an object keyed by
+// path, in sitemap order) or .../sitemap/nested/{channel} (an array of root
+// nodes with their children).
+func (j *job) sitemap(nested bool) error {
+	sm, err := j.loadSitemap(j.req.Channel)
+	if err != nil {
+		return err
+	}
+	w := &j.w
+	if nested {
+		j.writeNested(sm.roots)
+		return nil
+	}
+	w.open('{')
+	sm.walk(func(n *smNode) bool {
+		w.key(n.path)
+		j.writeNode(n, false)
+		return true
+	})
+	w.close('}')
+	return nil
+}
+
+func (j *job) writeNested(ns []*smNode) {
+	w := &j.w
+	w.open('[')
+	for _, n := range ns {
+		j.writeNode(n, true)
+	}
+	w.close(']')
+}
+
+// writeNode writes a sitemap node; nested adds its children (null on a
+// leaf).
+func (j *job) writeNode(n *smNode, nested bool) {
+	p := n.page
+	w := &j.w
+	w.open('{')
+	w.key("title")
+	w.str(n.title)
+	w.key("name")
+	w.str(n.name)
+	w.key("pageID")
+	w.int(p.PageID)
+	w.key("menuText")
+	w.str(n.menuText)
+	w.key("visible")
+	writeVisible(w, p.Doc.Visible)
+	w.key("path")
+	w.str(n.path)
+	w.key("redirect")
+	if p.Doc.RedirectURL != "" && n.contentID == 0 {
+		w.open('{')
+		w.key("url")
+		w.str(p.Doc.RedirectURL)
+		w.key("target")
+		w.str("_self")
+		w.close('}')
+	} else {
+		w.null()
+	}
+	w.key("isFolder")
+	w.bool(p.PageType == content.PageFolder)
+	if n.contentID != 0 {
+		w.key("contentID")
+		w.int(n.contentID)
+	}
+	if nested {
+		w.key("children")
+		if len(n.children) == 0 {
+			w.null()
+		} else {
+			j.writeNested(n.children)
+		}
+	}
+	w.close('}')
+}
