@@ -176,6 +176,9 @@ func normalizeValue(ctx context.Context, q sqlx.QueryerContext, inst Instance, f
 		if err := strictDecode(raw, &l); err != nil {
 			return nil, fmt.Errorf("must be an object {contentIDs: [...]} or {} for the whole container")
 		}
+		if l.ContentIDs != nil && len(l.ContentIDs) == 0 {
+			return nil, fmt.Errorf("an empty selection: send null to clear the field, or {} for the whole container")
+		}
 		seen := map[int64]bool{}
 		for _, id := range l.ContentIDs {
 			if id <= 0 || seen[id] {
