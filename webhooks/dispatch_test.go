@@ -31,7 +31,7 @@ func TestCategories(t *testing.T) {
 	for name, in := range hooks {
 		e.webhook(rc.srv.URL+"/"+name, in)
 	}
-	id := e.createItem("en-us", "One")                    // Saved
+	id := e.createItem("en-us", "One")                       // Saved
 	e.itemAction("en-us", id, content.ActionRequestApproval) // AwaitingApproval
 	e.itemAction("en-us", id, content.ActionDecline)         // Declined
 	e.itemAction("en-us", id, content.ActionRequestApproval) // AwaitingApproval
@@ -49,8 +49,8 @@ func TestCategories(t *testing.T) {
 		sort.Strings(got[name])
 	}
 	want := map[string][]string{
-		"publish":  {"Deleted", "Published"},
-		"save":     {"Deleted", "Saved"},
+		"publish": {"Deleted", "Published"},
+		"save":    {"Deleted", "Saved"},
 		// The second AwaitingApproval merged into the first, still queued.
 		"workflow": {"Approved", "AwaitingApproval", "Declined"},
 		"both":     {"Deleted", "Published", "Saved"},
