@@ -57,7 +57,8 @@ type Config struct {
 	// BodyLimit is the largest request body forwarded, in bytes (default
 	// 2 MiB, the origin's own limit).
 	BodyLimit int
-	// Now is the clock (key expiry, Age); nil means time.Now.
+	// Now is the clock (key expiry, Age); nil means the time the server
+	// read each request.
 	Now func() time.Time
 }
 
@@ -79,6 +80,7 @@ type Server struct {
 	keys   *keyring
 	origin *fasthttp.HostClient
 	fills  flights
+	memo   *memo
 	// lastOriginLog is when an origin failure was last logged (Unix
 	// seconds), so that an outage logs once a second, not once a request.
 	lastOriginLog atomic.Int64
@@ -105,14 +107,11 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = DefaultBodyLimit
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
 	origin, err := newOriginClient(cfg.OriginURL, cfg.OriginTimeout)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, cache: newCache(cfg.CacheBytes), keys: newKeyring(cfg.Store), origin: origin}
+	s := &Server{cfg: cfg, log: log, cache: newCache(cfg.CacheBytes), keys: newKeyring(cfg.Store), origin: origin, memo: newMemo()}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms edge",
 		BodyLimit:             cfg.BodyLimit,

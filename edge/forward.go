@@ -23,7 +23,7 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy
 // unreachable or fails with a 5xx and the cache holds a stale copy of key,
 // the copy is served (stale-if-error); when the origin answers that the
 // object does not exist, the stale copy is dropped.
-func (s *Server) forwardFetch(c *fiber.Ctx, req fetch.Request, key string) error {
+func (s *Server) forwardFetch(c *fiber.Ctx, req fetch.Request, key string, now time.Time) error {
 	uri := req.URLPath()
 	if q := req.Query(); q != "" {
 		uri += "?" + q
@@ -35,7 +35,7 @@ func (s *Server) forwardFetch(c *fiber.Ctx, req fetch.Request, key string) error
 		case err != nil || status >= 500:
 			if e := s.cache.get(key); e != nil {
 				resetResponse(res)
-				s.send(c, e, vStale, s.cfg.Now().Unix())
+				s.send(c, e, vStale, now.Unix())
 				return nil
 			}
 		case status == fiber.StatusNotFound || status == fiber.StatusGone:

@@ -82,15 +82,15 @@ func newKeyring(st store.Store) *keyring {
 // the origin's rules and messages: a missing, unknown, disabled or expired
 // key is Unauthorized, a valid key of the other type Forbidden. It returns
 // errNoManifest when the instance has no manifest to check against.
-func (kr *keyring) check(ctx context.Context, guid, secret, apiType string, now time.Time) error {
-	if secret == "" {
+func (kr *keyring) check(ctx context.Context, guid string, secret []byte, apiType string, now time.Time) error {
+	if len(secret) == 0 {
 		return problem.Unauthorizedf("missing APIKey header")
 	}
 	ik, err := kr.instance(ctx, guid)
 	if err != nil {
 		return err
 	}
-	k, ok := ik.keys[sha256.Sum256([]byte(secret))]
+	k, ok := ik.keys[sha256.Sum256(secret)]
 	switch {
 	case !ok:
 		return problem.Unauthorizedf("the API key is not valid for instance %q", guid)

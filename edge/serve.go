@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -51,54 +52,69 @@ func originPath(path string) bool {
 // manifest, then the cache, the store, and last the origin.
 func (s *Server) serveFetch(c *fiber.Ctx) error {
 	rq := c.Request()
-	req, err := fetch.Parse(fetch.Input{
-		Host:       string(rq.Host()),
-		Path:       string(rq.URI().PathOriginal()),
-		RawQuery:   string(rq.URI().QueryString()),
-		GuidHeader: string(rq.Header.PeekBytes(hGuid)),
-	})
-	if err != nil {
-		return err
+	host, guidHeader := rq.Host(), rq.Header.PeekBytes(hGuid)
+	uri := rq.URI()
+	path, query := uri.PathOriginal(), uri.QueryString()
+	var buf [256]byte
+	raw := rawKey(buf[:0], host, guidHeader, path, query)
+	p := s.memo.get(raw)
+	if p == nil {
+		req, err := fetch.Parse(fetch.Input{Host: string(host), Path: string(path), RawQuery: string(query), GuidHeader: string(guidHeader)})
+		if err != nil {
+			return err
+		}
+		p = &parsed{req: req}
+		if req.Cacheable() {
+			p.key = req.Key()
+		}
+		s.memo.put(raw, p)
 	}
 	ctx := c.UserContext()
-	now := s.cfg.Now()
-	err = s.keys.check(ctx, req.Guid, string(rq.Header.PeekBytes(hAPIKey)), req.APIType, now)
+	now := s.now(c)
+	err := s.keys.check(ctx, p.req.Guid, rq.Header.PeekBytes(hAPIKey), p.req.APIType, now)
 	switch {
 	case errors.Is(err, errNoManifest):
 		// The origin checks the key against the database.
-		return s.forwardFetch(c, req, "")
+		return s.forwardFetch(c, p.req, "", now)
 	case err != nil:
 		return err
+	case p.key == "": // preview: never stored
+		return s.forwardFetch(c, p.req, "", now)
 	}
-	if !req.Cacheable() {
-		return s.forwardFetch(c, req, "")
-	}
-	key := req.Key()
-	if e := s.cache.get(key); e != nil && !e.stale.Load() {
+	if e := s.cache.get(p.key); e != nil && !e.stale.Load() {
 		s.send(c, e, vHit, now.Unix())
 		return nil
 	}
-	e, err := s.load(ctx, key)
+	e, err := s.load(ctx, p.key, now)
 	if err != nil {
 		if !problem.Is(err, problem.NotFound) {
-			s.log.Warn("store read failed; asking the origin", "key", key, "err", err)
+			s.log.Warn("store read failed; asking the origin", "key", p.key, "err", err)
 		}
-		return s.forwardFetch(c, req, key)
+		return s.forwardFetch(c, p.req, p.key, now)
 	}
 	s.send(c, e, vMiss, now.Unix())
 	return nil
 }
 
+// now is the time of c's request: Config.Now when set, else the time the
+// server took for the request (no extra clock read).
+func (s *Server) now(c *fiber.Ctx) time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return c.Context().Time()
+}
+
 // load reads key from the store and caches it. Concurrent loads of one key
 // share one store read.
-func (s *Server) load(ctx context.Context, key string) (*entry, error) {
+func (s *Server) load(ctx context.Context, key string, now time.Time) (*entry, error) {
 	return s.fills.do(key, func() (*entry, error) {
 		gen := s.cache.generation(key)
 		o, err := s.cfg.Store.Get(ctx, key)
 		if err != nil {
 			return nil, err
 		}
-		e := newEntry(o, s.cfg.Now())
+		e := newEntry(o, now)
 		s.cache.put(e, gen)
 		return e, nil
 	})
