@@ -49,6 +49,8 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	r.Get("/channels", edit, s.listChannels)
 	r.Post("/channels", manage, s.createChannel)
 
+	s.webhookRoutes(r)
+
 	l := r.Group("/:locale")
 	l.Get("/items", edit, s.resolveLocale, s.listItems)
 	l.Post("/items", edit, s.resolveLocale, s.createItem)

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/webhooks"
 )
 
 // Config is the origin's part of the service configuration.
@@ -34,6 +35,9 @@ type Config struct {
 	// ChangePoll is how often the origin reads the event log to drop
 	// cached answers of changed instances (default 100 ms).
 	ChangePoll time.Duration
+	// Webhooks serves the webhook management routes; without it they
+	// answer 503.
+	Webhooks *webhooks.Store
 }
 
 // Server is the origin: its handlers and what they use.
