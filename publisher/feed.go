@@ -1,0 +1,126 @@
+package publisher
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/store"
+)
+
+// FeedKey is the key of the change feed object edges poll.
+const FeedKey = "_feed/changes.json"
+
+// Feed is the change feed object: the latest FeedSize changed keys (written
+// or deleted objects, and key manifests), oldest first. Seq numbers only
+// grow, and a change is listed only once every change with a smaller seq
+// is listed too, so an edge that remembers the Seq it last read can drop
+// from its cache exactly the keys listed after it; when that Seq is older
+// than Oldest, changes were missed and it drops everything.
+type Feed struct {
+	// Seq is the seq of the latest change (0 before the first).
+	Seq int64 `json:"seq"`
+	// Oldest is the seq of the first change listed (0 when none is).
+	Oldest int64 `json:"oldest"`
+	// Changes are the listed changes, by seq ascending.
+	Changes []Change `json:"changes"`
+}
+
+// Change is one changed key of the feed.
+type Change struct {
+	Seq int64  `json:"seq"`
+	Key string `json:"key"`
+}
+
+const (
+	// assignPositionsSQL gives feed positions to the changes of every
+	// transaction older than all transactions still running, so that no
+	// change can later appear below a position already published.
+	assignPositionsSQL = `UPDATE object_changes SET pos = nextval('object_change_positions')
+		WHERE seq IN (SELECT seq FROM object_changes
+			WHERE pos IS NULL AND tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY seq)`
+	pendingChangesSQL = `SELECT EXISTS (SELECT 1 FROM object_changes WHERE pos IS NULL)`
+	latestChangesSQL  = `SELECT pos, key FROM object_changes WHERE pos IS NOT NULL ORDER BY pos DESC LIMIT $1`
+)
+
+// FlushFeed publishes the changes recorded since the last flush in the feed
+// object. Flushes of all publishers are serialised, so feed objects are
+// written in order.
+func (p *Publisher) FlushFeed(ctx context.Context) error {
+	var pending bool
+	if err := p.db.GetContext(ctx, &pending, pendingChangesSQL); err != nil {
+		return fmt.Errorf("flush feed: %w", err)
+	}
+	if !pending {
+		return p.ensureFeed(ctx)
+	}
+	return content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
+			return fmt.Errorf("flush feed: lock: %w", err)
+		}
+		res, err := tx.ExecContext(ctx, assignPositionsSQL)
+		if err != nil {
+			return fmt.Errorf("flush feed: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		return p.writeFeed(ctx, tx)
+	})
+}
+
+// ensureFeed writes the feed when the store has none (a new store, or
+// before the first change), so that edges always find one. It looks once
+// per process.
+func (p *Publisher) ensureFeed(ctx context.Context) error {
+	if p.feedChecked.Load() {
+		return nil
+	}
+	_, err := p.store.Stat(ctx, FeedKey)
+	switch {
+	case problem.Is(err, problem.NotFound):
+		err = content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
+				return fmt.Errorf("flush feed: lock: %w", err)
+			}
+			return p.writeFeed(ctx, tx)
+		})
+	case err != nil:
+		err = fmt.Errorf("flush feed: %w", err)
+	}
+	if err == nil {
+		p.feedChecked.Store(true)
+	}
+	return err
+}
+
+func (p *Publisher) writeFeed(ctx context.Context, q sqlx.QueryerContext) error {
+	var rows []struct {
+		Pos int64  `db:"pos"`
+		Key string `db:"key"`
+	}
+	if err := sqlx.SelectContext(ctx, q, &rows, latestChangesSQL, p.cfg.FeedSize); err != nil {
+		return fmt.Errorf("flush feed: %w", err)
+	}
+	f := Feed{Changes: make([]Change, len(rows))}
+	for i, r := range rows {
+		f.Changes[i] = Change{Seq: r.Pos, Key: r.Key}
+	}
+	slices.Reverse(f.Changes)
+	if n := len(f.Changes); n > 0 {
+		f.Seq, f.Oldest = f.Changes[n-1].Seq, f.Changes[0].Seq
+	}
+	body, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	if _, err := p.store.Put(ctx, store.Object{Key: FeedKey, Body: body, ContentType: contentType, CacheControl: "no-store"}); err != nil {
+		return fmt.Errorf("flush feed: %w", err)
+	}
+	return nil
+}

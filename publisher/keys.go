@@ -1,0 +1,159 @@
+package publisher
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/store"
+)
+
+// ManifestKey is the key of instance guid's API key manifest.
+func ManifestKey(guid string) string { return "_keys/" + guid + ".json" }
+
+// Manifest is an instance's API key manifest: what an edge needs to check a
+// Fetch API key without the database. It holds hashes, never keys.
+type Manifest struct {
+	Guid string          `json:"guid"`
+	Keys []ManifestEntry `json:"keys"`
+}
+
+// ManifestEntry is one API key of a Manifest: the hex SHA-256 of the secret
+// (content.HashSecret), its type ("fetch" or "preview"), its expiry (nil:
+// none) and whether it is enabled.
+type ManifestEntry struct {
+	Hash      string     `json:"hash"`
+	Type      string     `json:"type"`
+	ExpiresAt *time.Time `json:"expiresAt"`
+	Enabled   bool       `json:"enabled"`
+}
+
+// keyDigestsSQL summarises every instance's keys, so that one query tells
+// which manifests may be out of date.
+const keyDigestsSQL = `SELECT i.guid, md5(coalesce(string_agg(
+		encode(k.key_hash, 'hex') || k.type || coalesce(k.expires_at::text, '-') || k.enabled::text,
+		',' ORDER BY k.id), '')) AS digest
+	FROM instances i LEFT JOIN api_keys k ON k.instance_id = i.id GROUP BY i.guid`
+
+// followKeys publishes the manifest of each instance whose keys change
+// (named by a notification, or found by comparing digests every KeyPoll),
+// and of every instance when it starts.
+func (p *Publisher) followKeys(ctx context.Context, wake chan string) {
+	t := time.NewTicker(p.cfg.KeyPoll)
+	defer t.Stop()
+	digests := map[string]string{}
+	check := func() {
+		var rows []struct {
+			Guid   string `db:"guid"`
+			Digest string `db:"digest"`
+		}
+		if err := p.db.SelectContext(ctx, &rows, keyDigestsSQL); err != nil {
+			if ctx.Err() == nil {
+				p.log.Warn("publisher: read key digests", "err", err)
+			}
+			return
+		}
+		for _, r := range rows {
+			if digests[r.Guid] == r.Digest {
+				continue
+			}
+			if err := p.PublishKeys(ctx, r.Guid); err != nil {
+				if ctx.Err() == nil {
+					p.log.Warn("publisher: publish key manifest", "guid", r.Guid, "err", err)
+				}
+				continue
+			}
+			digests[r.Guid] = r.Digest
+		}
+	}
+	check()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case guid := <-wake:
+			if guid == "" {
+				check()
+				continue
+			}
+			if err := p.PublishKeys(ctx, guid); err != nil && ctx.Err() == nil {
+				p.log.Warn("publisher: publish key manifest", "guid", guid, "err", err)
+				delete(digests, guid) // the next check retries
+			}
+		case <-t.C:
+			check()
+		}
+	}
+}
+
+// PublishKeys writes instance guid's key manifest as the database has it
+// now (or deletes it when the instance is gone), lists it in the change
+// feed and flushes the feed. Writers of one manifest are serialised, and
+// each reads the keys under the lock, so the last write is the newest.
+func (p *Publisher) PublishKeys(ctx context.Context, guid string) error {
+	key := ManifestKey(guid)
+	if store.CheckKey(key) != nil {
+		return nil // not a guid
+	}
+	changed := false
+	err := content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockSpace+2, guid); err != nil {
+			return err
+		}
+		inst, err := p.content.Instance(ctx, guid)
+		if problem.Is(err, problem.NotFound) {
+			if _, err := p.store.Stat(ctx, key); err == nil {
+				changed = true
+				if err := p.store.Delete(ctx, key); err != nil {
+					return err
+				}
+			}
+			return p.recordChange(ctx, tx, changed, key)
+		}
+		if err != nil {
+			return err
+		}
+		keys, err := p.content.APIKeys(ctx, inst)
+		if err != nil {
+			return err
+		}
+		m := Manifest{Guid: inst.Guid, Keys: make([]ManifestEntry, len(keys))}
+		for i, k := range keys {
+			m.Keys[i] = ManifestEntry{Hash: hex.EncodeToString(k.Hash), Type: k.Type, Enabled: k.Enabled}
+			if k.ExpiresAt != nil {
+				at := k.ExpiresAt.UTC()
+				m.Keys[i].ExpiresAt = &at
+			}
+		}
+		body, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		changed, err = p.store.Put(ctx, store.Object{Key: key, Body: body, ContentType: contentType, CacheControl: "no-store"})
+		if err != nil {
+			return err
+		}
+		return p.recordChange(ctx, tx, changed, key)
+	})
+	if err != nil {
+		return fmt.Errorf("publish key manifest of %s: %w", guid, err)
+	}
+	if changed {
+		return p.FlushFeed(ctx)
+	}
+	return nil
+}
+
+func (p *Publisher) recordChange(ctx context.Context, tx *sqlx.Tx, changed bool, key string) error {
+	if !changed {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO object_changes (key) VALUES ($1)`, key)
+	return err
+}

@@ -1,0 +1,88 @@
+package publisher
+
+import (
+	"context"
+	"database/sql/driver"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// Advisory locks serialise publishers (and the origin's write-backs, and
+// republish commands) on one database. Each is a session lock on a
+// connection of its own, so a publisher that dies releases its locks with
+// its connections.
+//
+//	(lockSpace, 0)                  the event cursor: one batch at a time
+//	(lockSpace, 1)                  the feed object (transaction lock)
+//	(lockSpace+1, hashtext(guid))   writes of one instance's objects
+//	(lockSpace+2, hashtext(guid))   one instance's key manifest (transaction lock)
+const lockSpace = 7301970
+
+const (
+	cursorLock = 0
+	feedLock   = 1
+)
+
+// lock is a held session lock.
+type lock struct {
+	conn   *sqlx.Conn
+	unlock string
+	args   []any
+}
+
+// acquire takes the lock (space, key), where key is an int when keyText is
+// empty and hashtext(keyText) otherwise. With wait false it returns nil
+// when another session holds the lock.
+func (p *Publisher) acquire(ctx context.Context, wait bool, space int, key int, keyText string) (*lock, error) {
+	conn, err := p.db.Connx(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	fn := "pg_try_advisory_lock"
+	if wait {
+		fn = "pg_advisory_lock"
+	}
+	l := &lock{conn: conn}
+	var q string
+	if keyText == "" {
+		q = fmt.Sprintf("SELECT %s($1, $2)::text", fn)
+		l.unlock, l.args = `SELECT pg_advisory_unlock($1, $2)`, []any{space, key}
+	} else {
+		q = fmt.Sprintf("SELECT %s($1, hashtext($2))::text", fn)
+		l.unlock, l.args = `SELECT pg_advisory_unlock($1, hashtext($2))`, []any{space, keyText}
+	}
+	var got string
+	if err := conn.GetContext(ctx, &got, q, l.args...); err != nil {
+		discard(conn)
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	if got == "false" {
+		conn.Close()
+		return nil, nil
+	}
+	return l, nil
+}
+
+// release releases the lock and returns its connection to the pool, or
+// discards the connection when the unlock fails, so that a lock is never
+// left held on a pooled connection.
+func (l *lock) release() {
+	var ok bool
+	if err := l.conn.GetContext(context.Background(), &ok, l.unlock, l.args...); err != nil || !ok {
+		discard(l.conn)
+		return
+	}
+	l.conn.Close()
+}
+
+// discard closes conn for good instead of returning it to the pool.
+func discard(conn *sqlx.Conn) {
+	conn.Raw(func(any) error { return driver.ErrBadConn })
+	conn.Close()
+}
+
+// lockInstance takes the lock of writes to instance guid, waiting for it.
+func (p *Publisher) lockInstance(ctx context.Context, guid string) (*lock, error) {
+	return p.acquire(ctx, true, lockSpace+1, 0, guid)
+}

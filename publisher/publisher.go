@@ -1,0 +1,306 @@
+// Package publisher keeps the object store equal to what the Fetch API
+// answers for published content, so that edges can serve reads without the
+// database.
+//
+// A Publisher follows the content event log (consumer "publisher"). For each
+// batch of events it works out which objects the changes affect, from the
+// tags every rendered object carries (what it embeds: items, containers,
+// pages, channels), renders them again with package render, writes what
+// changed to the store and deletes what no longer exists. It also adds the
+// objects a change brings into being: a newly published item, page, list
+// page or page path. It records every object it writes (and every variant
+// the origin renders on a miss, through WriteBack) in Postgres, with its
+// request, so that the next change can find it.
+//
+// Several publishers may run against one database and store: one of them at
+// a time holds the event cursor, and writes to one instance are serialised
+// by an advisory lock, so a slower render never overwrites a newer one. The
+// cursor moves past a batch only when all its objects are written, so a
+// crash repeats work but never loses it. After each batch the publisher
+// confirms the batch's events (event_confirmations, which the webhook
+// dispatcher waits for), calls the optional CDN purger first, and updates
+// the change feed that edges poll. It also publishes each instance's API
+// key manifest, so edges can check keys without the database. See
+// README.md for the formats edges rely on.
+package publisher
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/store"
+)
+
+// Consumer is the publisher's name in the event log's cursors.
+const Consumer = "publisher"
+
+// Notification channels of the 002 migration's triggers.
+const (
+	eventsChannel = "edgecms_events"
+	keysChannel   = "edgecms_api_keys"
+)
+
+// Config is what a Publisher needs besides the content store.
+type Config struct {
+	// Store receives the rendered objects.
+	Store store.Store
+	// DatabaseURL, when set, lets the publisher LISTEN for new events and
+	// key changes instead of waiting for the next poll.
+	DatabaseURL string
+	// Workers bounds concurrent renders and concurrent store writes
+	// (default 16).
+	Workers int
+	// BatchSize is how many events one batch reads (default 500).
+	BatchSize int
+	// Poll is how often the event log is read when no notification came
+	// (default 1 s).
+	Poll time.Duration
+	// KeyPoll is how often API keys are compared with the published
+	// manifests when no notification came (default 1 s).
+	KeyPoll time.Duration
+	// FeedSize is how many changes the feed object lists (default 2000).
+	FeedSize int
+	// Purger, when set, purges changed objects' tags from a CDN after they
+	// are written and before their events are confirmed.
+	Purger *Purger
+}
+
+// Publisher renders published content into the object store. It is safe
+// for concurrent use.
+type Publisher struct {
+	cfg     Config
+	content *content.Store
+	db      *sqlx.DB
+	store   store.Store
+	render  *render.Renderer
+	log     *slog.Logger
+
+	writeBacks *writeBackQueue
+
+	// sem bounds the store writes in flight across all work.
+	sem chan struct{}
+
+	// feedChecked is set once the store is known to hold a feed object.
+	feedChecked atomic.Bool
+
+	// afterChunk, when set (by tests), runs after each chunk of objects
+	// is committed.
+	afterChunk func()
+}
+
+// New returns a Publisher on cs writing to cfg.Store. Close it when done.
+func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 16
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 500
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = time.Second
+	}
+	if cfg.KeyPoll <= 0 {
+		cfg.KeyPoll = time.Second
+	}
+	if cfg.FeedSize <= 0 {
+		cfg.FeedSize = 2000
+	}
+	return &Publisher{
+		cfg:        cfg,
+		content:    cs,
+		db:         cs.DB(),
+		store:      cfg.Store,
+		render:     render.New(cs),
+		log:        log,
+		writeBacks: newWriteBackQueue(1024),
+		sem:        make(chan struct{}, cfg.Workers),
+	}
+}
+
+// Close releases the publisher's prepared statements. Call it after Run
+// has returned.
+func (p *Publisher) Close() error {
+	return p.render.Close()
+}
+
+// Run publishes until ctx is cancelled: it follows the event log, keeps the
+// key manifests current, writes back the variants the origin rendered, and
+// trims its tables. It returns nil when ctx is cancelled.
+func (p *Publisher) Run(ctx context.Context) error {
+	eventWake := make(chan struct{}, 1)
+	keyWake := make(chan string, 64)
+	var wg sync.WaitGroup
+	start := func(f func()) {
+		wg.Add(1)
+		go func() { defer wg.Done(); f() }()
+	}
+	if p.cfg.DatabaseURL != "" {
+		l := pq.NewListener(p.cfg.DatabaseURL, 100*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+			if err != nil && ctx.Err() == nil {
+				p.log.Warn("publisher: listen", "err", err)
+			}
+		})
+		for _, ch := range []string{eventsChannel, keysChannel} {
+			if err := l.Listen(ch); err != nil {
+				p.log.Warn("publisher: listen; polling only", "channel", ch, "err", err)
+			}
+		}
+		start(func() { p.dispatch(ctx, l, eventWake, keyWake) })
+	}
+	start(func() { p.followEvents(ctx, eventWake) })
+	start(func() { p.followKeys(ctx, keyWake) })
+	start(func() { p.RunWriteBacks(ctx) })
+	start(func() { p.maintain(ctx) })
+	wg.Wait()
+	return nil
+}
+
+// dispatch turns notifications into wake-ups until ctx ends, then closes l.
+func (p *Publisher) dispatch(ctx context.Context, l *pq.Listener, eventWake chan struct{}, keyWake chan string) {
+	defer l.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-l.Notify:
+			switch {
+			case n == nil: // reconnected: something may have been missed
+				poke(eventWake)
+				sendKey(keyWake, "")
+			case n.Channel == eventsChannel:
+				poke(eventWake)
+			case n.Channel == keysChannel:
+				sendKey(keyWake, n.Extra)
+			}
+		}
+	}
+}
+
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+func sendKey(c chan string, guid string) {
+	select {
+	case c <- guid:
+	default:
+	}
+}
+
+// followEvents runs batches while there are events, then waits for a
+// notification or the poll interval.
+func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
+	t := time.NewTicker(p.cfg.Poll)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		n, err := p.runBatch(ctx, false)
+		if err != nil && ctx.Err() == nil {
+			p.log.Error("publisher: batch failed; retrying", "err", err)
+		}
+		if err == nil && n > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-t.C:
+		}
+	}
+}
+
+// maintain trims the change log and old tombstones, and flushes the feed
+// when changes written by others (an origin's write-backs) wait for it.
+func (p *Publisher) maintain(ctx context.Context) {
+	flush := time.NewTicker(250 * time.Millisecond)
+	defer flush.Stop()
+	trim := time.NewTicker(time.Minute)
+	defer trim.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-flush.C:
+			if err := p.FlushFeed(ctx); err != nil && ctx.Err() == nil {
+				p.log.Warn("publisher: flush feed", "err", err)
+			}
+		case <-trim.C:
+			if err := p.trim(ctx); err != nil && ctx.Err() == nil {
+				p.log.Warn("publisher: trim", "err", err)
+			}
+		}
+	}
+}
+
+const (
+	trimChangesSQL    = `DELETE FROM object_changes WHERE pos < (SELECT max(pos) FROM object_changes) - $1`
+	trimTombstonesSQL = `DELETE FROM objects WHERE etag IS NULL AND updated_at < now() - interval '1 day'`
+)
+
+// trim keeps ten feeds' worth of changes and a day of tombstones.
+func (p *Publisher) trim(ctx context.Context) error {
+	if _, err := p.db.ExecContext(ctx, trimChangesSQL, 10*p.cfg.FeedSize); err != nil {
+		return fmt.Errorf("trim changes: %w", err)
+	}
+	if _, err := p.db.ExecContext(ctx, trimTombstonesSQL); err != nil {
+		return fmt.Errorf("trim tombstones: %w", err)
+	}
+	return nil
+}
+
+const (
+	// lastEventSQL is the newest committed event; drainedSQL tells whether
+	// the cursor is at or past a position.
+	lastEventSQL = `SELECT tx::text AS tx, id FROM events ORDER BY tx DESC, id DESC LIMIT 1`
+	drainedSQL   = `SELECT EXISTS (SELECT 1 FROM event_cursors WHERE consumer = $1 AND (tx, id) >= ($2::xid8, $3))`
+)
+
+// Drain runs batches until the publisher has handled every event committed
+// before the call, waiting for other publishers' batches in progress (and
+// for transactions that hide newer events from the log readers to end).
+// Tests and commands call it to reach a quiescent point.
+func (p *Publisher) Drain(ctx context.Context) error {
+	var last struct {
+		Tx string `db:"tx"`
+		ID int64  `db:"id"`
+	}
+	err := p.db.GetContext(ctx, &last, lastEventSQL)
+	if isNoRows(err) {
+		return p.FlushFeed(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	for {
+		n, err := p.runBatch(ctx, true)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		var done bool
+		if err := p.db.GetContext(ctx, &done, drainedSQL, Consumer, last.Tx, last.ID); err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		if done {
+			return p.FlushFeed(ctx)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package publisher
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/store"
+)
+
+// republishChunk is how many objects Republish renders and writes under
+// one hold of the instance's lock, so that event batches for the instance
+// are not held up for the whole republish.
+const republishChunk = 2048
+
+const (
+	publishedItemsSQL = `SELECT content_id FROM item_copies
+		WHERE instance_id = $1 AND locale = $2 AND published_version_id IS NOT NULL ORDER BY content_id`
+	publishedPagesSQL = `SELECT page_id FROM page_copies
+		WHERE instance_id = $1 AND locale = $2 AND published_version_id IS NOT NULL ORDER BY page_id`
+	containerNamesSQL  = `SELECT lower(reference_name) FROM containers WHERE instance_id = $1 ORDER BY 1`
+	channelNamesSQL    = `SELECT lower(name) FROM channels WHERE instance_id = $1 ORDER BY 1`
+	instanceObjectsSQL = `SELECT request FROM objects WHERE guid = $1 AND etag IS NOT NULL ORDER BY key`
+	liveKeySQL         = `SELECT EXISTS (SELECT 1 FROM objects WHERE key = $1 AND etag IS NOT NULL)`
+)
+
+// Republish renders every object of instance guid again and writes every
+// one to the store (which skips unchanged bytes): the maintained objects of
+// the published content, the variants written back, and the page paths of
+// its sitemaps. It deletes the objects that are gone and any object under
+// the instance's fetch prefix that the publisher does not know. progress,
+// when not nil, is called with the objects done and the total as it goes.
+func (p *Publisher) Republish(ctx context.Context, guid string, progress func(done, total int)) error {
+	site, err := render.LoadSite(ctx, p.content, guid)
+	if err != nil {
+		return fmt.Errorf("republish %s: %w", guid, err)
+	}
+	guid = site.Instance.Guid
+	reqs, members, err := p.maintained(ctx, site)
+	if err != nil {
+		return fmt.Errorf("republish %s: %w", guid, err)
+	}
+	var stored []string
+	if err := p.db.SelectContext(ctx, &stored, instanceObjectsSQL, guid); err != nil {
+		return fmt.Errorf("republish %s: %w", guid, err)
+	}
+	for _, s := range stored {
+		req, err := parseRequestString(s)
+		if err != nil {
+			p.log.Warn("publisher: unreadable request in objects table", "request", s, "err", err)
+			continue
+		}
+		reqs = append(reqs, req)
+	}
+	// Page paths come from the sitemaps: render those first (they are
+	// cheap) so that the total is known before the long part starts.
+	var flats []fetch.Request
+	for _, r := range reqs {
+		if r.Kind == fetch.SitemapFlat {
+			flats = append(flats, r)
+		}
+	}
+	for _, f := range flats {
+		r, err := p.renderOne(ctx, site, f)
+		if err != nil {
+			return fmt.Errorf("republish %s: %w", guid, err)
+		}
+		if !r.gone {
+			reqs = append(reqs, p.pagePaths(site, r)...)
+		}
+	}
+	seen := map[string]bool{}
+	todo := reqs[:0]
+	for _, r := range reqs {
+		if k := r.Key(); !seen[k] {
+			seen[k] = true
+			todo = append(todo, r)
+		}
+	}
+	total := len(todo)
+	if progress != nil {
+		progress(0, total)
+	}
+	var out outcome
+	for start := 0; start < total; start += republishChunk {
+		chunk := todo[start:min(start+republishChunk, total)]
+		done := start
+		var report func(int)
+		if progress != nil {
+			report = func(n int) { progress(done+n, total) }
+		}
+		o, err := p.republishChunk(ctx, site, chunk, report)
+		if err != nil {
+			return fmt.Errorf("republish %s: %w", guid, err)
+		}
+		out.add(o)
+	}
+	if err := p.saveMembers(ctx, guid, members); err != nil {
+		return fmt.Errorf("republish %s: %w", guid, err)
+	}
+	n, err := p.deleteUnknown(ctx, guid, seen)
+	if err != nil {
+		return fmt.Errorf("republish %s: %w", guid, err)
+	}
+	p.log.Info("publisher: republished", "guid", guid, "objects", total, "written", out.written,
+		"deleted", out.deleted+n, "unchanged", out.unchanged, "superseded", out.superseded)
+	if err := p.PublishKeys(ctx, guid); err != nil {
+		return err
+	}
+	return p.FlushFeed(ctx)
+}
+
+// republishChunk renders and writes one chunk under the instance's lock.
+func (p *Publisher) republishChunk(ctx context.Context, site render.Site, reqs []fetch.Request, progress func(int)) (outcome, error) {
+	l, err := p.lockInstance(ctx, site.Instance.Guid)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer l.release()
+	seq, err := p.nextSeq(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	return p.publish(ctx, site, reqs, writeOpts{seq: seq, force: true}, progress)
+}
+
+// maintained lists the requests the publisher maintains for an instance
+// (see requests.go), without the page paths, which come from rendering
+// the flat sitemaps, and the container memberships their list pages are
+// made from.
+func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.Request, []membership, error) {
+	inst, guid := site.Instance, site.Instance.Guid
+	var containers, channels []string
+	if err := p.db.SelectContext(ctx, &containers, containerNamesSQL, inst.ID); err != nil {
+		return nil, nil, err
+	}
+	if err := p.db.SelectContext(ctx, &channels, channelNamesSQL, inst.ID); err != nil {
+		return nil, nil, err
+	}
+	var reqs []fetch.Request
+	var members []membership
+	for _, l := range site.Locales {
+		var items, pages []int64
+		if err := p.db.SelectContext(ctx, &items, publishedItemsSQL, inst.ID, l.Code); err != nil {
+			return nil, nil, err
+		}
+		if err := p.db.SelectContext(ctx, &pages, publishedPagesSQL, inst.ID, l.Code); err != nil {
+			return nil, nil, err
+		}
+		for _, id := range items {
+			reqs = append(reqs, itemRequest(guid, l.Code, id))
+		}
+		for _, id := range pages {
+			reqs = append(reqs, pageRequest(guid, l.Code, id, false), pageRequest(guid, l.Code, id, true))
+		}
+		for _, ch := range channels {
+			reqs = append(reqs, sitemapRequest(guid, l.Code, ch, false), sitemapRequest(guid, l.Code, ch, true))
+		}
+		for _, ref := range containers {
+			ids, found, err := p.members(ctx, inst.ID, l.Code, ref)
+			if err != nil {
+				return nil, nil, err
+			}
+			if !found {
+				continue // deleted meanwhile
+			}
+			members = append(members, membership{locale: l.Code, referenceName: ref, ids: ids})
+			reqs = append(reqs, listPages(guid, l.Code, ref, len(ids))...)
+		}
+	}
+	return reqs, members, nil
+}
+
+// deleteUnknown deletes the objects under the instance's fetch prefix that
+// neither this republish wrote nor the objects table knows (left by a lost
+// table, or by hand), and returns how many.
+func (p *Publisher) deleteUnknown(ctx context.Context, guid string, known map[string]bool) (int, error) {
+	var stray []string
+	err := p.store.List(ctx, guid+"/"+fetch.Fetch+"/", func(info store.Info) error {
+		if !known[info.Key] {
+			stray = append(stray, info.Key)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, key := range stray {
+		var live bool
+		if err := p.db.GetContext(ctx, &live, liveKeySQL, key); err != nil {
+			return n, err
+		}
+		if live || !strings.HasPrefix(key, guid+"/") {
+			continue // written back meanwhile
+		}
+		if err := p.store.Delete(ctx, key); err != nil {
+			return n, err
+		}
+		if _, err := p.db.ExecContext(ctx, `INSERT INTO object_changes (key) VALUES ($1)`, key); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
