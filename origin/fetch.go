@@ -85,6 +85,9 @@ func (s *Server) answer(ctx context.Context, req fetch.Request) (*cacheEntry, er
 	e := &cacheEntry{key: key, guid: req.Guid, body: body, tags: tags, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
 	if req.Cacheable() {
 		s.cache.put(e, gen)
+		if s.cfg.WriteBack != nil {
+			s.cfg.WriteBack(ctx, req, body, tags)
+		}
 	}
 	return e, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/webhooks"
 )
 
@@ -35,6 +36,11 @@ type Config struct {
 	// ChangePoll is how often the origin reads the event log to drop
 	// cached answers of changed instances (default 100 ms).
 	ChangePoll time.Duration
+	// WriteBack, when set, is called with every fetch answer the origin
+	// renders (not those from its render cache), so that a variant an
+	// edge missed is stored and maintained from then on
+	// (publisher.Publisher.WriteBack). It must return quickly.
+	WriteBack func(ctx context.Context, req fetch.Request, body []byte, tags []string)
 	// Webhooks serves the webhook management routes; without it they
 	// answer 503.
 	Webhooks *webhooks.Store
