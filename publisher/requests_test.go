@@ -1,0 +1,130 @@
+package publisher
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/edgecms/edgecms/fetch"
+)
+
+func TestRequestKeys(t *testing.T) {
+	pp := func(path string) fetch.Request {
+		r, err := pagePathRequest("acme", "fr-CA", "website", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tests := []struct {
+		name string
+		req  fetch.Request
+		want string
+	}{
+		{"item", itemRequest("acme", "en-us", 42), "acme/fetch/en-us/item/42/d1.json"},
+		{"locale lower-cased", itemRequest("acme", "fr-CA", 7), "acme/fetch/fr-ca/item/7/d1.json"},
+		{"page", pageRequest("acme", "en-us", 3, false), "acme/fetch/en-us/page/3/d2.json"},
+		{"page for the SDK", pageRequest("acme", "en-us", 3, true), "acme/fetch/en-us/page/3/d2,all.json"},
+		{"page path", pp("/home/blog"), "acme/fetch/fr-ca/pagepath/website/~2fhome~2fblog/d2,all.json"},
+		{"page path with odd characters", pp("/home/café & co"), "acme/fetch/fr-ca/pagepath/website/~2fhome~2fcaf~c3~a9~20~26~20co/d2,all.json"},
+		{"flat sitemap", sitemapRequest("acme", "en-us", "website", false), "acme/fetch/en-us/sitemap/flat/website.json"},
+		{"nested sitemap", sitemapRequest("acme", "en-us", "website", true), "acme/fetch/en-us/sitemap/nested/website.json"},
+		{"list", listRequest("acme", "en-us", "Posts", 20), "acme/fetch/en-us/list/posts/d1,take10,skip20.json"},
+	}
+	for _, tc := range tests {
+		if got := tc.req.Key(); got != tc.want {
+			t.Errorf("%s: Key() = %s, want %s", tc.name, got, tc.want)
+		}
+		back, err := parseRequestString(requestString(tc.req))
+		if err != nil || back.Key() != tc.want {
+			t.Errorf("%s: requestString %q reads back as %v, %v", tc.name, requestString(tc.req), back.Key(), err)
+		}
+	}
+}
+
+func TestListPages(t *testing.T) {
+	tests := []struct {
+		total int
+		want  []int // skips
+	}{
+		{0, []int{0}},
+		{1, []int{0}},
+		{10, []int{0}},
+		{11, []int{0, 10}},
+		{25, []int{0, 10, 20}},
+	}
+	for _, tc := range tests {
+		var got []int
+		for _, r := range listPages("acme", "en-us", "posts", tc.total) {
+			got = append(got, r.Skip)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("listPages(total %d) skips = %v, want %v", tc.total, got, tc.want)
+		}
+	}
+}
+
+func TestWindow(t *testing.T) {
+	ids := []int64{1, 2, 3, 4, 5}
+	tests := []struct {
+		skip, take int
+		want       []int64
+	}{
+		{0, 2, []int64{1, 2}},
+		{3, 10, []int64{4, 5}},
+		{5, 10, nil},
+		{9, 1, nil},
+	}
+	for _, tc := range tests {
+		if got := window(ids, tc.skip, tc.take); !slices.Equal(got, tc.want) {
+			t.Errorf("window(skip %d, take %d) = %v, want %v", tc.skip, tc.take, got, tc.want)
+		}
+	}
+}
+
+func TestListOf(t *testing.T) {
+	tests := []struct {
+		query string
+		want  string
+	}{
+		{"", "posts"},
+		{"take=5&skip=15&contentLinkDepth=3&expandAllContentLinks=true&fields=title", "posts"},
+		{"sort=fields.title", ""},
+		{"filter=fields.rank[gt]5", ""},
+	}
+	for _, tc := range tests {
+		r := mustParse("/acme/fetch/en-us/list/Posts", tc.query)
+		if got := listOf(r); got != tc.want {
+			t.Errorf("listOf(?%s) = %q, want %q", tc.query, got, tc.want)
+		}
+	}
+	if got := listOf(itemRequest("acme", "en-us", 1)); got != "" {
+		t.Errorf("listOf(item) = %q", got)
+	}
+}
+
+func TestSitemapPaths(t *testing.T) {
+	tests := []struct {
+		body    string
+		want    []string
+		wantErr bool
+	}{
+		{`{}`, nil, false},
+		{`{"/home":{"title":"Home","children":null},"/home/blog":{"a":[1,{"b":2}]}}`, []string{"/home", "/home/blog"}, false},
+		{`[]`, nil, true},
+		{`{"/a":`, nil, true},
+	}
+	for _, tc := range tests {
+		got, err := sitemapPaths([]byte(tc.body))
+		if (err != nil) != tc.wantErr || !slices.Equal(got, tc.want) {
+			t.Errorf("sitemapPaths(%s) = %v, %v; want %v, error %v", tc.body, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestQualify(t *testing.T) {
+	got := qualify("acme", "fr-CA", []string{"c:posts", "i:12", "p:3", "s:website"})
+	want := []string{"acme.fr-ca.c:posts", "acme.fr-ca.i:12", "acme.fr-ca.p:3", "acme.fr-ca.s:website"}
+	if !slices.Equal(got, want) {
+		t.Errorf("qualify = %v, want %v", got, want)
+	}
+}
