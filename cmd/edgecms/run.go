@@ -129,16 +129,21 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	}
 	defer db.Close()
 	store := content.NewStore(db)
+	wh, err := openWebhooks(db, cfg, log)
+	if err != nil {
+		return err
+	}
 
 	workers, stopWorkers := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	if all {
 		wg.Add(1)
 		go func() { defer wg.Done(); scheduler.Run(workers, store, time.Second, log.With("role", "scheduler")) }()
+		startDispatcher(workers, &wg, wh, true, log)
 	}
 	defer func() { stopWorkers(); wg.Wait() }()
 
-	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store)}, store, log.With("role", "origin"))
+	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store), Webhooks: wh}, store, log.With("role", "origin"))
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	errc := make(chan error, 2)
