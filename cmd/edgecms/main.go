@@ -24,10 +24,12 @@ var commands []command
 
 func init() {
 	commands = []command{
-		{name: "serve", summary: "run everything in one process: edge on --addr, origin behind it, scheduler, webhook dispatcher (the embedded default)", run: runServe},
+		{name: "serve", summary: "run everything in one process: edge on --addr, origin behind it, publisher, scheduler, webhook dispatcher (the embedded default)", run: runServe},
 		{name: "origin", summary: "run the origin only: management API, Fetch API misses and preview", run: runOrigin},
 		{name: "edge", summary: "run an edge only, without a database: serve published objects from the store, forward the rest to EDGECMS_ORIGIN_URL", run: runEdge},
 		{name: "dispatcher", summary: "run a webhook dispatcher only: queue, sign, send and retry webhook deliveries (any number may run)", run: runDispatcher, flags: dispatcherFlags},
+		{name: "publisher", summary: "run a publisher only: render published content into the object store (any number may run)", run: runPublisher},
+		{name: "republish", args: "--guid G", summary: "render every object of an instance into the object store again, with a progress bar", run: runRepublish, flags: republishFlags},
 		{name: "migrate", summary: "apply the database schema", run: runMigrate},
 		{name: "instance create", args: "--guid G --locales en-us,fr-ca", summary: "create an instance; print {guid, managementToken, fetchKey, previewKey}", run: runInstanceCreate, flags: instanceFlags},
 		{name: "demo", args: "--guid G", summary: "create (if missing) and fill an instance with a published sample site; print its keys", run: runDemo, flags: instanceFlags},

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,7 @@ import (
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/publisher"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/scheduler"
 	"github.com/edgecms/edgecms/schema"
@@ -134,16 +136,29 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		return err
 	}
 
+	pub, err := newPublisher(ctx, cfg, store, log)
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+
 	workers, stopWorkers := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	if all {
 		wg.Add(1)
 		go func() { defer wg.Done(); scheduler.Run(workers, store, time.Second, log.With("role", "scheduler")) }()
 		startDispatcher(workers, &wg, wh, true, log)
+		wg.Add(1)
+		go func() { defer wg.Done(); pub.Run(workers) }()
+	} else {
+		// The origin alone still stores the variants it renders on a miss.
+		wg.Add(1)
+		go func() { defer wg.Done(); pub.RunWriteBacks(workers) }()
 	}
 	defer func() { stopWorkers(); wg.Wait() }()
 
-	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store), Webhooks: wh}, store, log.With("role", "origin"))
+	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store), Webhooks: wh,
+		WriteBack: pub.WriteBack}, store, log.With("role", "origin"))
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	errc := make(chan error, 2)
@@ -172,6 +187,145 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		}
 	}
 	return srv.Shutdown(sctx)
+}
+
+// newPublisher builds the publisher on the configured object store, with
+// the CDN purger of the EDGECMS_PURGE_* variables.
+func newPublisher(ctx context.Context, cfg config, cs *content.Store, log *slog.Logger) (*publisher.Publisher, error) {
+	st, err := openObjectStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	maxTags := 0
+	if v := os.Getenv("EDGECMS_PURGE_MAX_TAGS"); v != "" {
+		if maxTags, err = strconv.Atoi(v); err != nil {
+			return nil, fmt.Errorf("EDGECMS_PURGE_MAX_TAGS: want a number, got %q", v)
+		}
+	}
+	purger, err := publisher.NewPurger(os.Getenv("EDGECMS_PURGE_METHOD"), os.Getenv("EDGECMS_PURGE_URL"),
+		os.Getenv("EDGECMS_PURGE_HEADERS"), os.Getenv("EDGECMS_PURGE_BODY"), maxTags)
+	if err != nil {
+		return nil, fmt.Errorf("EDGECMS_PURGE_*: %w", err)
+	}
+	return publisher.New(publisher.Config{Store: st, DatabaseURL: cfg.DatabaseURL, Purger: purger}, cs, log.With("role", "publisher")), nil
+}
+
+// runPublisher runs a publisher alone (any number may run).
+func runPublisher(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger) error {
+	log.Info("starting publisher", "config", cfg)
+	db, err := openMigrated(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pub, err := newPublisher(ctx, cfg, content.NewStore(db), log)
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	return pub.Run(ctx)
+}
+
+// runRepublish renders every object of an instance again, with a progress
+// bar on a terminal.
+func runRepublish(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger) error {
+	if instanceArgs.guid == "" {
+		return errors.New("--guid is required")
+	}
+	db, err := openMigrated(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pub, err := newPublisher(ctx, cfg, content.NewStore(db), log)
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	bar := newProgress(os.Stdout, "republish "+instanceArgs.guid)
+	err = pub.Republish(ctx, instanceArgs.guid, bar.report)
+	bar.finish()
+	return err
+}
+
+func republishFlags(fs *flag.FlagSet) {
+	fs.StringVar(&instanceArgs.guid, "guid", "", "guid of the instance to republish")
+}
+
+// progress shows how far a long job is: a bar redrawn in place when out is
+// a terminal, a plain line every 10 % otherwise.
+type progress struct {
+	out   *os.File
+	label string
+	tty   bool
+	start time.Time
+
+	mu        sync.Mutex
+	last      time.Time
+	lastTenth int
+	done      int
+	total     int
+	ended     bool // the bar's line is ended
+}
+
+func newProgress(out *os.File, label string) *progress {
+	fi, err := out.Stat()
+	return &progress{out: out, label: label, tty: err == nil && fi.Mode()&os.ModeCharDevice != 0, start: time.Now(), lastTenth: -1}
+}
+
+func (p *progress) report(done, total int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if done < p.done {
+		return // reports of concurrent writers may arrive out of order
+	}
+	p.done, p.total = done, total
+	now := time.Now()
+	if p.tty {
+		if done < total && now.Sub(p.last) < 100*time.Millisecond {
+			return
+		}
+		p.last = now
+		const width = 30
+		filled := 0
+		if total > 0 {
+			filled = width * done / total
+		}
+		// \x1b[K clears what a longer line before left.
+		fmt.Fprintf(p.out, "\r%s [%s%s] %d/%d %s\x1b[K", p.label, strings.Repeat("=", filled), strings.Repeat(" ", width-filled),
+			done, total, p.rate(now))
+		if done == total && !p.ended {
+			p.ended = true
+			fmt.Fprintln(p.out)
+		}
+		return
+	}
+	tenth := 10
+	if total > 0 {
+		tenth = 10 * done / total
+	}
+	if tenth > p.lastTenth {
+		p.lastTenth = tenth
+		fmt.Fprintf(p.out, "%s: %d/%d objects (%d%%) %s\n", p.label, done, total, tenth*10, p.rate(now))
+	}
+}
+
+func (p *progress) rate(now time.Time) string {
+	secs := now.Sub(p.start).Seconds()
+	if secs <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.0f objects/s", float64(p.done)/secs)
+}
+
+// finish ends the bar's line.
+func (p *progress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && !p.ended {
+		p.ended = true
+		fmt.Fprintln(p.out)
+	}
 }
 
 // renderFunc renders Fetch API answers from Postgres for the origin.
