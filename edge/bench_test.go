@@ -21,7 +21,7 @@ func BenchmarkHit(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	h := srv.App().Handler()
+	h := srv.App().Server().Handler // the fast path in front of the app
 	var ctx fasthttp.RequestCtx
 	req := func() {
 		ctx.Request.Reset()

@@ -122,7 +122,8 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		IdleTimeout:           120 * time.Second,
 		CaseSensitive:         true,
 	})
-	s.app.Use(s.route)
+	s.app.Use(s.proxy)
+	s.app.Server().Handler = s.fastPath(s.app.Handler())
 	return s, nil
 }
 
@@ -169,9 +170,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return err
 }
 
-// handleError is the one place that turns an error into a response: a
-// problem document with the kind's status and cache policy. Internal errors
-// are logged here, and their text never reaches the client.
+// handleError is the Fiber app's error handler: see writeProblem.
 func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
@@ -188,16 +187,24 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		}
 		err = &problem.Error{Kind: k, Detail: detail}
 	}
+	s.writeProblem(c.Context(), err)
+	return nil
+}
+
+// writeProblem is the one place that turns an error into a response: a
+// problem document with the kind's status and cache policy. Internal errors
+// are logged here, and their text never reaches the client.
+func (s *Server) writeProblem(c *fasthttp.RequestCtx, err error) {
 	k := problem.KindOf(err)
 	if k == problem.Internal {
-		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+		s.log.Error("request failed", "method", string(c.Method()), "path", string(c.Path()), "err", err)
 	}
+	h := &c.Response.Header
 	if ra := problem.RetryAfter(err); ra > 0 {
-		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ra))
+		h.Set(fiber.HeaderRetryAfter, strconv.Itoa(ra))
 	}
-	c.Set(fiber.HeaderCacheControl, k.CacheControl())
-	c.Set(fiber.HeaderContentType, problem.ContentType)
-	c.Response().SetBodyRaw(problemBody(err))
-	c.Status(k.Status())
-	return nil
+	h.Set(fiber.HeaderCacheControl, k.CacheControl())
+	h.SetContentType(problem.ContentType)
+	c.Response.SetBodyRaw(problemBody(err))
+	c.SetStatusCode(k.Status())
 }

@@ -23,13 +23,13 @@ var hopHeaders = []string{"Connection", "Keep-Alive", "Proxy-Connection", "Proxy
 // unreachable or fails with a 5xx and the cache holds a stale copy of key,
 // the copy is served (stale-if-error); when the origin answers that the
 // object does not exist, the stale copy is dropped.
-func (s *Server) forwardFetch(c *fiber.Ctx, req fetch.Request, key string, now time.Time) error {
+func (s *Server) forwardFetch(c *fasthttp.RequestCtx, req fetch.Request, key string, now time.Time) error {
 	uri := req.URLPath()
 	if q := req.Query(); q != "" {
 		uri += "?" + q
 	}
 	err := s.roundTrip(c, uri)
-	res := c.Response()
+	res := &c.Response
 	if key != "" {
 		switch status := res.StatusCode(); {
 		case err != nil || status >= 500:
@@ -38,7 +38,7 @@ func (s *Server) forwardFetch(c *fiber.Ctx, req fetch.Request, key string, now t
 				s.send(c, e, vStale, now.Unix())
 				return nil
 			}
-		case status == fiber.StatusNotFound || status == fiber.StatusGone:
+		case status == fasthttp.StatusNotFound || status == fasthttp.StatusGone:
 			s.cache.remove(key)
 		}
 	}
@@ -53,14 +53,14 @@ func (s *Server) forwardFetch(c *fiber.Ctx, req fetch.Request, key string, now t
 // headers and body; the origin's status, headers and body come back
 // unchanged.
 func (s *Server) proxy(c *fiber.Ctx) error {
-	return s.roundTrip(c, string(c.Request().Header.RequestURI()))
+	return s.roundTrip(c.Context(), string(c.Request().Header.RequestURI()))
 }
 
 // roundTrip sends the request of c to the origin with the given raw request
 // URI and puts the origin's answer into c's response. A failure to reach or
 // read the origin is returned as a 503 or 502 problem.
-func (s *Server) roundTrip(c *fiber.Ctx, uri string) error {
-	in := c.Request()
+func (s *Server) roundTrip(c *fasthttp.RequestCtx, uri string) error {
+	in := &c.Request
 	out := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(out)
 	in.Header.CopyTo(&out.Header)
@@ -69,18 +69,23 @@ func (s *Server) roundTrip(c *fiber.Ctx, uri string) error {
 	}
 	out.Header.SetRequestURI(uri)
 	out.SetBodyRaw(in.Body())
+	ip := c.RemoteIP().String()
 	if prior := in.Header.Peek(fiber.HeaderXForwardedFor); len(prior) > 0 {
-		out.Header.Set(fiber.HeaderXForwardedFor, string(prior)+", "+c.IP())
+		out.Header.Set(fiber.HeaderXForwardedFor, string(prior)+", "+ip)
 	} else {
-		out.Header.Set(fiber.HeaderXForwardedFor, c.IP())
+		out.Header.Set(fiber.HeaderXForwardedFor, ip)
 	}
 	if len(in.Header.Peek(fiber.HeaderXForwardedProto)) == 0 {
-		out.Header.Set(fiber.HeaderXForwardedProto, c.Protocol())
+		proto := "http"
+		if c.IsTLS() {
+			proto = "https"
+		}
+		out.Header.Set(fiber.HeaderXForwardedProto, proto)
 	}
 	if len(in.Header.Peek(fiber.HeaderXForwardedHost)) == 0 {
 		out.Header.SetBytesV(fiber.HeaderXForwardedHost, in.Host())
 	}
-	res := c.Response()
+	res := &c.Response
 	skip := res.SkipBody // set for HEAD; Do resets the response
 	err := s.origin.Do(out, res)
 	res.SkipBody = skip

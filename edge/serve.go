@@ -5,11 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/problem"
@@ -32,26 +31,33 @@ var (
 	vStale = []byte("STALE")
 )
 
-// route sends GET and HEAD requests outside the origin's own paths to the
-// Fetch API handler and everything else to the origin.
-func (s *Server) route(c *fiber.Ctx) error {
-	if m := c.Method(); (m == fiber.MethodGet || m == fiber.MethodHead) && !originPath(c.Path()) {
-		return s.serveFetch(c)
+// fastPath wraps the Fiber app's handler: GET and HEAD requests outside the
+// origin's own paths are Fetch API reads and are answered here, on the bare
+// fasthttp request, without Fiber's per-request context and routing (a hit
+// is the edge's hot path); everything else goes to the app.
+func (s *Server) fastPath(app fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(c *fasthttp.RequestCtx) {
+		if (c.IsGet() || c.IsHead()) && !originPath(c.Path()) {
+			if err := s.serveFetch(c); err != nil {
+				s.writeProblem(c, err)
+			}
+			return
+		}
+		app(c)
 	}
-	return s.proxy(c)
 }
 
 // originPath reports whether a GET of path is the origin's own business
 // (the management API, the OpenAPI document, the health check) rather than
 // a Fetch API read.
-func originPath(path string) bool {
-	return path == "/healthz" || path == "/api" || strings.HasPrefix(path, "/api/")
+func originPath(path []byte) bool {
+	return string(path) == "/healthz" || string(path) == "/api" || bytes.HasPrefix(path, []byte("/api/"))
 }
 
 // serveFetch answers a Fetch API read: parse, check the key against the
 // manifest, then the cache, the store, and last the origin.
-func (s *Server) serveFetch(c *fiber.Ctx) error {
-	rq := c.Request()
+func (s *Server) serveFetch(c *fasthttp.RequestCtx) error {
+	rq := &c.Request
 	host, guidHeader := rq.Host(), rq.Header.PeekBytes(hGuid)
 	uri := rq.URI()
 	path, query := uri.PathOriginal(), uri.QueryString()
@@ -69,7 +75,7 @@ func (s *Server) serveFetch(c *fiber.Ctx) error {
 		}
 		s.memo.put(raw, p)
 	}
-	ctx := c.UserContext()
+	ctx := context.Background()
 	now := s.now(c)
 	err := s.keys.check(ctx, p.req.Guid, rq.Header.PeekBytes(hAPIKey), p.req.APIType, now)
 	switch {
@@ -98,11 +104,11 @@ func (s *Server) serveFetch(c *fiber.Ctx) error {
 
 // now is the time of c's request: Config.Now when set, else the time the
 // server took for the request (no extra clock read).
-func (s *Server) now(c *fiber.Ctx) time.Time {
+func (s *Server) now(c *fasthttp.RequestCtx) time.Time {
 	if s.cfg.Now != nil {
 		return s.cfg.Now()
 	}
-	return c.Context().Time()
+	return c.Time()
 }
 
 // load reads key from the store and caches it. Concurrent loads of one key
@@ -122,8 +128,8 @@ func (s *Server) load(ctx context.Context, key string, now time.Time) (*entry, e
 
 // send writes e as the answer, or a 304 when the request's If-None-Match
 // holds its ETag.
-func (s *Server) send(c *fiber.Ctx, e *entry, xcache []byte, now int64) {
-	res := c.Response()
+func (s *Server) send(c *fasthttp.RequestCtx, e *entry, xcache []byte, now int64) {
+	res := &c.Response
 	h := &res.Header
 	h.SetCanonical(hCacheControl, e.cacheControl)
 	h.SetCanonical(hETag, e.etag)
@@ -133,8 +139,8 @@ func (s *Server) send(c *fiber.Ctx, e *entry, xcache []byte, now int64) {
 	if e.surrogateKey != nil {
 		h.SetCanonical(hSurrogateKey, e.surrogateKey)
 	}
-	if inm := c.Request().Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && etagMatch(inm, e.etag) {
-		res.SetStatusCode(fiber.StatusNotModified)
+	if inm := c.Request.Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && etagMatch(inm, e.etag) {
+		res.SetStatusCode(fasthttp.StatusNotModified)
 		return
 	}
 	h.SetContentTypeBytes(e.contentType)
