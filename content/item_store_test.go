@@ -119,7 +119,7 @@ func TestItemValues(t *testing.T) {
 		{"category", fmt.Sprintf(`{"contentID":%d,"extra":true}`, cat), ""},
 		{"tags", fmt.Sprintf(`{"contentIDs":[%d,%d]}`, tags[1], tags[0]), fmt.Sprintf(`{"contentIDs":[%d,%d]}`, tags[1], tags[0])},
 		{"tags", `{}`, `{}`},
-		{"tags", `{"contentIDs":[]}`, `{}`},
+		{"tags", `{"contentIDs":[]}`, ""}, // an empty selection is refused: it would read as the whole container
 		{"tags", fmt.Sprintf(`{"contentIDs":[%d,%d]}`, tags[0], tags[0]), ""},
 		{"tags", fmt.Sprintf(`{"contentIDs":[%d]}`, cat), ""},
 		{"tags", `{"contentIDs":[-1]}`, ""},
