@@ -1,0 +1,202 @@
+package edge_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/demo"
+	"github.com/edgecms/edgecms/edge"
+	"github.com/edgecms/edgecms/internal/pgtest"
+	"github.com/edgecms/edgecms/publisher"
+	"github.com/edgecms/edgecms/store"
+)
+
+// TestPublishedToEdges runs the real chain: Postgres with the demo site, a
+// publisher following the event log into a folder store, and three edges
+// on that store with no origin behind them. It publishes edits of an item
+// and measures how long after each publish call returns every edge serves
+// the new version, then revokes a key and measures how long until every
+// edge refuses it. The figures are logged; speed is not asserted.
+func TestPublishedToEdges(t *testing.T) {
+	ctx := context.Background()
+	db, dsn := pgtest.New(t)
+	cs := content.NewStore(db)
+	inst, err := cs.CreateInstance(ctx, "fresh-site", []content.Locale{{Code: "en-us", Name: "English"}, {Code: "fr-ca", Name: "Français"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "site"
+	fk, fetchSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "fetch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.Fill(ctx, cs, inst); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, t.TempDir(), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := publisher.New(publisher.Config{Store: st, DatabaseURL: dsn}, cs, testLog(t))
+	if err := pub.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.PublishKeys(ctx, inst.Guid); err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- pub.Run(runCtx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("publisher: %v", err)
+		}
+		pub.Close()
+	})
+
+	var edges []*runningEdge
+	for i := 0; i < 3; i++ {
+		edges = append(edges, startEdge(t, st, edge.Config{OriginURL: deadURL(t), FeedPoll: edge.DefaultFeedPoll}))
+	}
+	const itemPath = "/fresh-site/fetch/en-us/item/1"
+	const listPath = "/fresh-site/fetch/en-us/list/categories"
+	for _, e := range edges {
+		for _, p := range []string{itemPath, listPath} {
+			if r := get(t, e.url+p, fetchSecret); r.status != 200 {
+				t.Fatalf("GET %s = %d %s", p, r.status, r.body)
+			}
+		}
+	}
+
+	const publishes = 20
+	const itemKey1 = "fresh-site/fetch/en-us/item/1/d1.json"
+	var lat, storeLat, feedLat, edgeLat []time.Duration
+	for v := 1; v <= publishes; v++ {
+		title := fmt.Sprintf("Single Origin, edition %d", v)
+		b, _ := json.Marshal(title)
+		if _, err := cs.SaveItem(ctx, inst, "en-us", 1, map[string]json.RawMessage{"Title": b}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ItemAction(ctx, inst, "en-us", 1, content.ActionPublish); err != nil {
+			t.Fatal(err)
+		}
+		before := feedSeq(t, st)
+		start := time.Now()
+		inFeed := make(chan time.Duration, 1)
+		go func() { // when the publisher has listed it in the feed
+			for time.Since(start) < 20*time.Second && !feedLists(st, itemKey1, before) {
+				time.Sleep(time.Millisecond)
+			}
+			inFeed <- time.Since(start)
+		}()
+		inStore := make(chan time.Duration, 1)
+		go func() { // when the publisher has written the object
+			for time.Since(start) < 20*time.Second {
+				if o, err := st.Get(ctx, itemKey1); err == nil && strings.Contains(string(o.Body), string(b)) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			inStore <- time.Since(start)
+		}()
+		lat = append(lat, everyEdge(t, edges, start, fmt.Sprintf("edition %d served", v), func(e *runningEdge) bool {
+			return strings.Contains(string(get(t, e.url+itemPath, fetchSecret).body), string(b))
+		}))
+		storeLat = append(storeLat, <-inStore)
+		feedLat = append(feedLat, <-inFeed)
+		// The list embedding the item follows (not timed).
+		everyEdge(t, edges, time.Now(), "list updated", func(e *runningEdge) bool {
+			return strings.Contains(string(get(t, e.url+listPath, fetchSecret).body), string(b))
+		})
+		for _, e := range edges {
+			if r := get(t, e.url+itemPath, fetchSecret); r.header.Get("X-Cache") != "HIT" {
+				t.Errorf("after the change: X-Cache %q, want HIT (served from memory again)", r.header.Get("X-Cache"))
+			}
+		}
+	}
+	for i := range lat {
+		feedLat[i] = min(feedLat[i], lat[i])
+		edgeLat = append(edgeLat, lat[i]-feedLat[i])
+	}
+	for _, l := range [][]time.Duration{lat, storeLat, feedLat, edgeLat} {
+		slices.Sort(l)
+	}
+	t.Logf("publish call returned -> all 3 edges serve the new item, %d publishes (publisher with LISTEN, feed poll %v): p50 %v, p99 %v, max %v",
+		publishes, edge.DefaultFeedPoll, lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
+	t.Logf("  publish -> object in the store: p50 %v, max %v; -> the feed lists it: p50 %v, max %v; feed -> all 3 edges serve it: p50 %v, max %v",
+		storeLat[len(lat)/2], storeLat[len(lat)-1], feedLat[len(lat)/2], feedLat[len(lat)-1], edgeLat[len(lat)/2], edgeLat[len(lat)-1])
+
+	off := false
+	if _, err := cs.UpdateAPIKey(ctx, inst, fk.ID, content.APIKeyInput{Enabled: &off}); err != nil {
+		t.Fatal(err)
+	}
+	took := everyEdge(t, edges, time.Now(), "revoked key refused", func(e *runningEdge) bool {
+		return get(t, e.url+itemPath, fetchSecret).status == 401
+	})
+	t.Logf("key disabled -> all 3 edges refuse it after %v", took)
+}
+
+// feedSeq returns the latest sequence number of the change feed.
+func feedSeq(t *testing.T, st store.Store) int64 {
+	t.Helper()
+	o, err := st.Get(context.Background(), edge.FeedKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f edge.Feed
+	if err := json.Unmarshal(o.Body, &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Seq
+}
+
+// feedLists reports whether the change feed lists key after sequence
+// number after.
+func feedLists(st store.Store, key string, after int64) bool {
+	o, err := st.Get(context.Background(), edge.FeedKey)
+	if err != nil {
+		return false
+	}
+	var f edge.Feed
+	if json.Unmarshal(o.Body, &f) != nil {
+		return false
+	}
+	for _, c := range f.Changes {
+		if c.Seq > after && c.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// everyEdge waits (at most 20 s) until cond holds on every edge and returns
+// the time from start until the last one did.
+func everyEdge(t *testing.T, edges []*runningEdge, start time.Time, what string, cond func(*runningEdge) bool) time.Duration {
+	t.Helper()
+	var wg sync.WaitGroup
+	took := make([]time.Duration, len(edges))
+	for i, e := range edges {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !cond(e) {
+				if time.Since(start) > 20*time.Second {
+					t.Errorf("edge %d: %s: not after 20 s", i, what)
+					return
+				}
+				time.Sleep(time.Millisecond)
+			}
+			took[i] = time.Since(start)
+		}()
+	}
+	wg.Wait()
+	return slices.Max(took)
+}
