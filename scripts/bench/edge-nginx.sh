@@ -73,12 +73,14 @@ http {
 }
 EOF
 "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 2>"$tmp/nginx.log" &
-pids+=($!)
+npid=$!
+pids+=($npid)
 
 eport=$(freeport)
 env -u DATABASE_URL EDGECMS_STORE="$tmp/store" EDGECMS_ORIGIN_URL=http://127.0.0.1:9 EDGECMS_ADDR=127.0.0.1:$eport \
   "$tmp/edgecms" edge 2>"$tmp/edge.log" &
-pids+=($!)
+epid=$!
+pids+=($epid)
 
 item=${BENCH_ITEM:-17}
 nurl="http://127.0.0.1:$nport/bench/fetch/en-us/item/$item/d1.json"
@@ -91,16 +93,24 @@ ebody=$(curl -sf -H "APIKey: $key" "$eurl")
 [ "$nbody" = "$ebody" ] || { echo "nginx and the edge serve different bodies" >&2; exit 1; }
 curl -sf -D - -o /dev/null -H "APIKey: $key" "$eurl" | grep -qi '^x-cache: HIT' || { echo "the edge does not answer from its cache" >&2; exit 1; }
 
-run() { # name url
+# CPU time (clock ticks) used so far by a process and its children (nginx's
+# workers): a figure that other load on the machine disturbs less than
+# throughput.
+ticks() { local t=0 f; for p in $1 $(pgrep -P "$1"); do read -r -a f <"/proc/$p/stat"; t=$((t + f[13] + f[14])); done; echo $t; }
+
+run() { # name url pid
   echo "== $1: wrk -t$threads -c$conns -d${secs}s --latency $2" >&2
+  local before; before=$(ticks "$3")
   wrk -t"$threads" -c"$conns" -d"${secs}s" --latency -H "APIKey: $key" "$2" | tee "$tmp/$1.wrk" >&2
+  echo $(( $(ticks "$3") - before )) >"$tmp/$1.ticks"
 }
-run nginx "$nurl"
-run edge "$eurl"
+run nginx "$nurl" "$npid"
+run edge "$eurl" "$epid"
 
 rps() { awk '/^Requests\/sec:/ {print $2}' "$tmp/$1.wrk"; }
 p99() { awk '$1 == "99%" {print $2}' "$tmp/$1.wrk"; }
+cpu() { awk -v t="$(cat "$tmp/$1.ticks")" -v hz="$(getconf CLK_TCK)" '/requests in/ {printf "%.1f", t / hz * 1e6 / $1}' "$tmp/$1.wrk"; }
 echo
-echo "body $(printf %s "$ebody" | wc -c) bytes, $conns connections, $threads wrk threads, ${secs}s each, $(nproc) CPUs shared by wrk and the server"
-printf '%-6s %12s req/s   p99 %s\n' nginx "$(rps nginx)" "$(p99 nginx)" edge "$(rps edge)" "$(p99 edge)"
+echo "body $(printf %s "$ebody" | wc -c) bytes, $conns connections, $threads wrk threads, ${secs}s each, $(nproc) CPUs shared by wrk and the server, load average $(cut -d' ' -f1 /proc/loadavg)"
+printf '%-6s %10s req/s   p99 %-8s  %6s us CPU/request\n' nginx "$(rps nginx)" "$(p99 nginx)" "$(cpu nginx)" edge "$(rps edge)" "$(p99 edge)" "$(cpu edge)"
 awk -v e="$(rps edge)" -v n="$(rps nginx)" 'BEGIN { printf "edge / nginx = %.2fx (target >= 1.0x; edge p99 target <= 2 ms)\n", e / n }'
