@@ -3,7 +3,6 @@ package edge_test
 import (
 	"bufio"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -23,6 +22,7 @@ import (
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/origin"
+	"github.com/edgecms/edgecms/publisher"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
 )
@@ -40,12 +40,12 @@ type published struct {
 	manifest             edge.Manifest
 }
 
-// publishDemo fills a fresh database with the demo site, renders every
-// published item, list page, page (both page variants and by path) and
-// sitemap of each locale with a real origin, writes them to a folder store
-// under their fetch keys (as the publisher does, with the origin's headers
-// and tags), writes the key manifest from the database's api_keys, then
-// stops the origin and closes the database.
+// publishDemo fills a fresh database with the demo site, publishes it into
+// a folder store with the real publisher (objects, key manifest, feed),
+// and records what a real origin answers for every published item, list
+// page, page (both page variants and by path) and sitemap of each locale,
+// crawling it from the sitemaps and lists. Then it stops the origin and
+// closes the database.
 func publishDemo(t *testing.T) *published {
 	t.Helper()
 	ctx := context.Background()
@@ -101,19 +101,6 @@ func publishDemo(t *testing.T) *published {
 		res := get(t, base+u, fetchSecret)
 		if res.status != 200 {
 			t.Fatalf("origin GET %s = %d %s", u, res.status, res.body)
-		}
-		path, query, _ := strings.Cut(u, "?")
-		req, err := fetch.Parse(fetch.Input{Path: path, RawQuery: query})
-		if err != nil {
-			t.Fatalf("parse %s: %v", u, err)
-		}
-		var tags []string
-		for _, tag := range strings.Fields(res.header.Get("Surrogate-Key")) {
-			tags = append(tags, p.guid+"."+strings.ToLower(req.Locale)+"."+tag)
-		}
-		if _, err := st.Put(ctx, store.Object{Key: req.Key(), Body: res.body, ContentType: res.header.Get("Content-Type"),
-			CacheControl: res.header.Get("Cache-Control"), Tags: tags}); err != nil {
-			t.Fatalf("put %s: %v", req.Key(), err)
 		}
 		p.urls = append(p.urls, u)
 		p.bodies[u] = string(res.body)
@@ -175,15 +162,21 @@ func publishDemo(t *testing.T) *published {
 		}
 	}
 
-	keys, err := cs.APIKeys(ctx, inst)
+	pub := publisher.New(publisher.Config{Store: st}, cs, testLog(t))
+	defer pub.Close()
+	if err := pub.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.PublishKeys(ctx, p.guid); err != nil {
+		t.Fatal(err)
+	}
+	m, err := st.Get(ctx, edge.ManifestKeyOf(p.guid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.manifest = edge.Manifest{Guid: p.guid}
-	for _, k := range keys {
-		p.manifest.Keys = append(p.manifest.Keys, edge.ManifestKey{Hash: hex.EncodeToString(k.Hash), Type: k.Type, ExpiresAt: k.ExpiresAt, Enabled: k.Enabled})
+	if err := json.Unmarshal(m.Body, &p.manifest); err != nil {
+		t.Fatal(err)
 	}
-	putJSON(t, st, edge.ManifestKeyOf(p.guid), p.manifest)
 
 	if err := srv.Shutdown(ctx); err != nil {
 		t.Fatal(err)
@@ -259,12 +252,13 @@ func startEdgeCommand(t *testing.T, env ...string) string {
 	return base
 }
 
-// TestWithoutDatabase renders the demo site with a real origin and
-// Postgres into a folder store, stops both, and checks that an "edgecms
-// edge" started without DATABASE_URL serves every object from the store,
-// refuses a revoked key once the manifest changes, never serves preview
-// from the store, and answers clear problems for what only the origin
-// could answer.
+// TestWithoutDatabase publishes the demo site with the real publisher into
+// a folder store, records what a real origin answers, stops the origin and
+// the database, and checks that an "edgecms edge" started without
+// DATABASE_URL serves every published item, list page, page and sitemap
+// from the store with the origin's bytes, refuses a revoked key once the
+// manifest changes, never serves preview from the store, and answers clear
+// problems for what only the origin could answer.
 func TestWithoutDatabase(t *testing.T) {
 	p := publishDemo(t)
 	t.Logf("published %d objects of instance %s", len(p.urls), p.guid)
@@ -312,15 +306,16 @@ func TestWithoutDatabase(t *testing.T) {
 		t.Errorf("unknown key: %d, want 401", r.status)
 	}
 
-	// Revoke the fetch key: the publisher rewrites the manifest and lists it
-	// in the feed.
+	// Revoke the fetch key as the publisher would (it is stopped): rewrite the
+	// manifest and list it in the feed.
 	for i := range p.manifest.Keys {
 		if p.manifest.Keys[i].Type == "fetch" {
 			p.manifest.Keys[i].Enabled = false
 		}
 	}
 	putJSON(t, p.st, edge.ManifestKeyOf(p.guid), p.manifest)
-	putJSON(t, p.st, edge.FeedKey, edge.Feed{Seq: 1, Oldest: 1, Changes: []edge.Change{{Seq: 1, Key: edge.ManifestKeyOf(p.guid)}}})
+	seq := feedSeq(t, p.st) + 1
+	putJSON(t, p.st, edge.FeedKey, edge.Feed{Seq: seq, Oldest: seq, Changes: []edge.Change{{Seq: seq, Key: edge.ManifestKeyOf(p.guid)}}})
 	took := waitFor(t, 10*time.Second, "revoked key refused", func() bool { return get(t, base+item, p.fetchKey).status == 401 })
 	t.Logf("revoked key refused %v after the manifest and feed were written (feed poll 20 ms)", took)
 }

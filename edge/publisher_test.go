@@ -14,6 +14,7 @@ import (
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/internal/pgtest"
+	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/publisher"
 	"github.com/edgecms/edgecms/store"
 )
@@ -144,10 +145,14 @@ func TestPublishedToEdges(t *testing.T) {
 	t.Logf("key disabled -> all 3 edges refuse it after %v", took)
 }
 
-// feedSeq returns the latest sequence number of the change feed.
+// feedSeq returns the latest sequence number of the change feed (0 when
+// there is none yet).
 func feedSeq(t *testing.T, st store.Store) int64 {
 	t.Helper()
 	o, err := st.Get(context.Background(), edge.FeedKey)
+	if problem.Is(err, problem.NotFound) {
+		return 0
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
