@@ -32,7 +32,6 @@ import (
 type published struct {
 	guid                 string
 	fetchKey, previewKey string
-	fetchKeyID           int64
 	urls                 []string          // Fetch API URLs (path?query) of every stored object
 	bodies               map[string]string // URL -> body the origin answered
 	storeDir             string
@@ -56,7 +55,7 @@ func publishDemo(t *testing.T) *published {
 		t.Fatal(err)
 	}
 	name := "site"
-	fk, fetchSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "fetch"})
+	_, fetchSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "fetch"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +90,7 @@ func publishDemo(t *testing.T) *published {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &published{guid: inst.Guid, fetchKey: fetchSecret, previewKey: previewSecret, fetchKeyID: fk.ID,
+	p := &published{guid: inst.Guid, fetchKey: fetchSecret, previewKey: previewSecret,
 		bodies: map[string]string{}, storeDir: dir, st: st}
 	fetchURL := func(u string) []byte {
 		t.Helper()
@@ -318,4 +317,95 @@ func TestWithoutDatabase(t *testing.T) {
 	putJSON(t, p.st, edge.FeedKey, edge.Feed{Seq: seq, Oldest: seq, Changes: []edge.Change{{Seq: seq, Key: edge.ManifestKeyOf(p.guid)}}})
 	took := waitFor(t, 10*time.Second, "revoked key refused", func() bool { return get(t, base+item, p.fetchKey).status == 401 })
 	t.Logf("revoked key refused %v after the manifest and feed were written (feed poll 20 ms)", took)
+}
+
+// TestRealOriginBehindEdge puts an edge with an empty store in front of a
+// real origin on Postgres and checks that management calls, the OpenAPI
+// document, the health check, preview and store misses all pass through
+// and come back as the origin answers them directly.
+func TestRealOriginBehindEdge(t *testing.T) {
+	ctx := context.Background()
+	db, _ := pgtest.New(t)
+	cs := content.NewStore(db)
+	inst, err := cs.CreateInstance(ctx, "proxied", []content.Locale{{Code: "en-us", Name: "English"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, token, err := cs.CreateToken(ctx, inst, "test", content.RoleFull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "site"
+	_, previewSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "preview"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := demo.Fill(ctx, cs, inst); err != nil {
+		t.Fatal(err)
+	}
+	r := render.New(cs)
+	defer r.Close()
+	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+		site, err := render.LoadSite(ctx, cs, req.Guid)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := r.Render(ctx, site, req)
+		return res.Body, res.Tags, err
+	}
+	srv := origin.New(origin.Config{Render: renderFn}, cs, testLog(t))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.App().Listener(ln)
+	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	direct := "http://" + ln.Addr().String()
+	e := startEdge(t, store.NewMemory(nil), edge.Config{OriginURL: direct})
+
+	bearer := "Bearer " + token
+	api := "/api/v1/instance/proxied"
+	// A key created through the edge works through the edge: no manifest
+	// in the store, so the origin checks it.
+	res := do(t, "POST", e.url+api+"/apikeys", strings.NewReader(`{"name":"via edge","type":"fetch"}`), "Authorization", bearer, "Content-Type", "application/json")
+	if res.status != 201 {
+		t.Fatalf("POST apikeys via the edge = %d %s", res.status, res.body)
+	}
+	var created struct{ Key string }
+	if err := json.Unmarshal(res.body, &created); err != nil || created.Key == "" {
+		t.Fatalf("POST apikeys: %s", res.body)
+	}
+
+	for _, tt := range []struct {
+		name, method, path, body string
+		headers                  []string
+		status                   int
+	}{
+		{"list models", "GET", api + "/models", "", []string{"Authorization", bearer}, 200},
+		{"bad token", "GET", api + "/models", "", []string{"Authorization", "Bearer nope"}, 401},
+		{"invalid body", "POST", api + "/containers", `{"referenceName":`, []string{"Authorization", bearer, "Content-Type", "application/json"}, 400},
+		{"openapi", "GET", "/api/openapi.json", "", nil, 200},
+		{"health", "GET", "/healthz", "", nil, 200},
+		{"HEAD health", "HEAD", "/healthz", "", nil, 200},
+		{"fetch miss", "GET", "/proxied/fetch/en-us/item/1", "", []string{"APIKey", created.Key}, 200},
+		{"fetch list miss", "GET", "/proxied/fetch/en-us/list/categories?take=2", "", []string{"APIKey", created.Key}, 200},
+		{"preview", "GET", "/proxied/preview/en-us/item/1", "", []string{"APIKey", previewSecret}, 200},
+		{"fetch, wrong key type", "GET", "/proxied/fetch/en-us/item/1", "", []string{"APIKey", previewSecret}, 403},
+		{"fetch, no such item", "GET", "/proxied/fetch/en-us/item/99999", "", []string{"APIKey", created.Key}, 404},
+	} {
+		via := do(t, tt.method, e.url+tt.path, strings.NewReader(tt.body), tt.headers...)
+		dir := do(t, tt.method, direct+tt.path, strings.NewReader(tt.body), tt.headers...)
+		if via.status != tt.status || dir.status != tt.status {
+			t.Errorf("%s: %s %s = %d via the edge, %d direct, want %d (%s)", tt.name, tt.method, tt.path, via.status, dir.status, tt.status, via.body)
+			continue
+		}
+		if string(via.body) != string(dir.body) {
+			t.Errorf("%s: body via the edge %.200s, direct %.200s", tt.name, via.body, dir.body)
+		}
+		for _, h := range []string{"Content-Type", "Cache-Control", "ETag", "Surrogate-Key", "Content-Length"} {
+			if via.header.Get(h) != dir.header.Get(h) {
+				t.Errorf("%s: %s via the edge %q, direct %q", tt.name, h, via.header.Get(h), dir.header.Get(h))
+			}
+		}
+	}
 }
