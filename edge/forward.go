@@ -67,6 +67,7 @@ func (s *Server) roundTrip(c *fasthttp.RequestCtx, uri string) error {
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
 	}
+	out.Header.Del("Expect") // the edge's server already answered 100-continue
 	out.Header.SetRequestURI(uri)
 	out.SetBodyRaw(in.Body())
 	ip := c.RemoteIP().String()
