@@ -274,6 +274,8 @@ func (s *Store) Redeliver(ctx context.Context, inst content.Instance, id, rowKey
 	if err != nil {
 		return Delivery{}, fmt.Errorf("redeliver %s: %w", rowKey, err)
 	}
+	// Wake listening dispatchers; without one, the next poll finds it.
+	s.db.ExecContext(ctx, `SELECT pg_notify('`+notifyDeliveries+`', '')`)
 	return d.view(), nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/problem"
 )
 
 // TestCategories checks which webhooks get which events: publish gets
@@ -283,4 +284,42 @@ func TestMergeWindow(t *testing.T) {
 	if got := len(e.history(w.RowKey)); got != 5 {
 		t.Errorf("history has %d deliveries after a repeat of one being attempted, want 5", got)
 	}
+}
+
+// TestListen checks that a dispatcher with ListenURL wakes on a
+// notification: with an hour between polls, a redelivery queued by another
+// process (the store here) goes out at once.
+func TestListen(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t)
+	w := e.webhook(rc.URL(), Input{})
+	first, err := e.store.Test(e.ctx, e.inst, w.RowKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	redeliver := func() {
+		if _, err := e.store.Redeliver(e.ctx, e.inst, w.RowKey, first.RowKey); err != nil && !problem.Is(err, problem.Conflict) {
+			t.Fatal(err)
+		}
+	}
+	redeliver() // for the dispatcher's first pass
+	d := NewDispatcher(e.store, DispatcherConfig{Poll: time.Hour, ListenURL: e.dsn}, e.d.log)
+	quiet := false
+	runFor(t, d, func() bool {
+		switch n := len(rc.requests()); {
+		case n < 2:
+			return false
+		case n > 2:
+			return true
+		case !quiet:
+			// Let the first pass end: from now on only a notification wakes it.
+			time.Sleep(300 * time.Millisecond)
+			quiet = true
+		}
+		// The listener connects in the background; until it has, a
+		// notification is lost: redeliver again now and then.
+		redeliver()
+		time.Sleep(200 * time.Millisecond)
+		return false
+	})
 }

@@ -24,9 +24,15 @@ type DispatcherConfig struct {
 	// Batch is how many events one intake reads, and the most deliveries
 	// one claim takes (default 256).
 	Batch int
-	// Poll is how often the dispatcher looks for new events and due
-	// deliveries when it has nothing to do (default 50 ms).
+	// Poll is how often the dispatcher looks for new events, confirmed
+	// events and due deliveries when it has nothing to do (default 50 ms).
 	Poll time.Duration
+	// ListenURL, when set, is the Postgres URL on which the dispatcher
+	// LISTENs so that it wakes at once, rather than at its next poll, when
+	// an event is written (channel edgecms_events, which a trigger on the
+	// event log notifies), confirmed (edgecms_confirmations) or a delivery
+	// is queued by another process (edgecms_webhooks).
+	ListenURL string
 	// Lease is how long a claimed delivery stays reserved to this
 	// dispatcher; if it dies, another attempts the delivery after the lease
 	// ends (default the store's timeout plus 45 s).
@@ -64,8 +70,12 @@ type Dispatcher struct {
 	owner string // this dispatcher's lease owner name
 
 	inflight atomic.Int64
-	wake     chan struct{} // new work may be due
+	wake     chan struct{} // deliveries may be due
+	events   chan struct{} // events may have been written or confirmed
 	warned   atomic.Bool   // the missing event_confirmations table was logged
+
+	confirmTable   bool      // event_confirmations exists, as last looked at
+	confirmChecked time.Time // when that was
 }
 
 // NewDispatcher returns a dispatcher of the deliveries in s.
@@ -97,14 +107,58 @@ func NewDispatcher(s *Store, cfg DispatcherConfig, log *slog.Logger) *Dispatcher
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
 	}
-	return &Dispatcher{store: s, cfg: cfg, log: log, owner: newID("d_"), wake: make(chan struct{}, 1)}
+	return &Dispatcher{store: s, cfg: cfg, log: log, owner: newID("d_"),
+		wake: make(chan struct{}, 1), events: make(chan struct{}, 1)}
+}
+
+// The channels the dispatcher LISTENs on.
+const (
+	notifyEvents        = "edgecms_events"
+	notifyConfirmations = "edgecms_confirmations"
+	notifyDeliveries    = "edgecms_webhooks"
+)
+
+// poke wakes whoever waits on c, without blocking.
+func poke(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
 }
 
 // signal wakes the claimer.
-func (d *Dispatcher) signal() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
+func (d *Dispatcher) signal() { poke(d.wake) }
+
+// listen relays notifications to the intake and the claimer until ctx is
+// cancelled.
+func (d *Dispatcher) listen(ctx context.Context) {
+	l := pq.NewListener(d.cfg.ListenURL, 50*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
+		if err != nil && ctx.Err() == nil {
+			d.log.Warn("listen for notifications (polling meanwhile)", "err", err)
+		}
+	})
+	defer l.Close()
+	for _, ch := range []string{notifyEvents, notifyConfirmations, notifyDeliveries} {
+		if err := l.Listen(ch); err != nil {
+			d.log.Warn("listen for notifications (polling instead)", "channel", ch, "err", err)
+			return
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case n := <-l.Notify:
+			switch {
+			case n == nil: // reconnected: something may have been missed
+				poke(d.events)
+				d.signal()
+			case n.Channel == notifyDeliveries:
+				d.signal()
+			default:
+				poke(d.events)
+			}
+		}
 	}
 }
 
@@ -121,12 +175,21 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		go func() {
 			defer workers.Done()
 			for j := range jobs {
-				results <- d.store.complete(j, d.store.attempt(attemptCtx, j), d.cfg.Rand)
+				r := d.handle(attemptCtx, j)
+				// The slot is free for another attempt; the result keeps
+				// its delivery leased until it is recorded.
+				d.inflight.Add(-1)
+				d.signal()
+				results <- r
 			}
 		}()
 	}
 	flushed := make(chan struct{})
 	go func() { d.flushLoop(attemptCtx, results); close(flushed) }()
+	if d.cfg.ListenURL != "" {
+		loops.Add(1)
+		go func() { defer loops.Done(); d.listen(ctx) }()
+	}
 	loops.Add(2)
 	go func() { defer loops.Done(); d.intakeLoop(ctx) }()
 	go func() { defer loops.Done(); d.trimLoop(ctx) }()
@@ -138,6 +201,16 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	<-flushed
 	loops.Wait()
 	return nil
+}
+
+// handle attempts the delivery of j, unless its webhook has been disabled
+// since it was queued: then it fails without an attempt.
+func (d *Dispatcher) handle(ctx context.Context, j job) result {
+	if !j.Enabled {
+		return result{ID: j.DeliveryID, WebhookID: j.ID, Status: StatusFailed,
+			outcome: outcome{at: d.store.now(), err: "not sent: the webhook is disabled"}}
+	}
+	return d.store.complete(j, d.store.attempt(ctx, j), d.cfg.Rand)
 }
 
 // claimLoop claims due deliveries for free workers and hands them over.
@@ -219,8 +292,6 @@ func (d *Dispatcher) flushLoop(ctx context.Context, results <-chan result) {
 			// The leases end and the deliveries are attempted again.
 			d.log.Error("record delivery attempts", "count", len(batch), "err", err)
 		}
-		d.inflight.Add(-int64(len(batch)))
-		d.signal()
 	}
 }
 
@@ -228,6 +299,11 @@ func (d *Dispatcher) flushLoop(ctx context.Context, results <-chan result) {
 func (d *Dispatcher) intakeLoop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	// A notified event becomes readable only once every older transaction
+	// of the server has ended (see content.ReadEvents), so after a
+	// notification, or while events flow, the log is read again soon.
+	const soon, soonTimes = 5 * time.Millisecond, 8
+	eager := 0
 	for {
 		n, queued, err := d.intake(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -243,11 +319,21 @@ func (d *Dispatcher) intakeLoop(ctx context.Context) {
 		if queued+promoted > 0 {
 			d.signal()
 		}
+		if n > 0 || m > 0 {
+			eager = soonTimes
+		}
 		if n < d.cfg.Batch && m < d.cfg.Batch {
-			timer.Reset(d.cfg.Poll)
+			wait := d.cfg.Poll
+			if eager > 0 {
+				wait, eager = min(soon, wait), eager-1
+			}
+			timer.Reset(wait)
 			select {
 			case <-ctx.Done():
 				return
+			case <-d.events:
+				timer.Stop()
+				eager = soonTimes
 			case <-timer.C:
 			}
 		} else if ctx.Err() != nil {
@@ -299,6 +385,9 @@ func (d *Dispatcher) intake(ctx context.Context) (events, queued int, err error)
 			return err
 		}
 		if queued, err = enqueue(ctx, tx, ps, now); err != nil {
+			return err
+		}
+		if err := notify(ctx, tx, queued); err != nil {
 			return err
 		}
 		return content.AckEvents(ctx, tx, d.cfg.Consumer, evs[len(evs)-1])
@@ -369,12 +458,15 @@ const (
 // confirmed (or that waited too long), to the webhooks that match them
 // now. It returns how many events it took and how many deliveries it queued.
 func (d *Dispatcher) promote(ctx context.Context) (events, queued int, err error) {
-	var hasTable bool
-	if err := d.store.db.GetContext(ctx, &hasTable, `SELECT to_regclass('event_confirmations') IS NOT NULL`); err != nil {
-		return 0, 0, fmt.Errorf("look for event_confirmations: %w", err)
+	// Whether the publisher's table exists is looked at once a minute.
+	if now := time.Now(); d.confirmChecked.IsZero() || now.Sub(d.confirmChecked) > time.Minute {
+		if err := d.store.db.GetContext(ctx, &d.confirmTable, `SELECT to_regclass('event_confirmations') IS NOT NULL`); err != nil {
+			return 0, 0, fmt.Errorf("look for event_confirmations: %w", err)
+		}
+		d.confirmChecked = now
 	}
 	query := confirmedSQL
-	if !hasTable {
+	if !d.confirmTable {
 		query = timedOutSQL
 		if !d.warned.Swap(true) {
 			d.log.Error("RequireConfirmation is on but the publisher's event_confirmations table does not exist: "+
@@ -425,10 +517,23 @@ func (d *Dispatcher) promote(ctx context.Context) (events, queued int, err error
 		if queued, err = enqueue(ctx, tx, ps, now); err != nil {
 			return err
 		}
+		if err := notify(ctx, tx, queued); err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_awaiting WHERE event_id = ANY($1)`, pq.Array(ids))
 		return err
 	})
 	return events, queued, err
+}
+
+// notify tells other dispatchers, when it commits, that deliveries were
+// queued.
+func notify(ctx context.Context, tx *sqlx.Tx, queued int) error {
+	if queued == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_notify('`+notifyDeliveries+`', '')`)
+	return err
 }
 
 // trimLoop deletes history older than the retention, now and then.

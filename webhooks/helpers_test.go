@@ -56,6 +56,7 @@ type env struct {
 	t       *testing.T
 	ctx     context.Context
 	db      *sqlx.DB
+	dsn     string
 	content *content.Store
 	store   *Store
 	d       *Dispatcher
@@ -72,8 +73,8 @@ func newEnv(t *testing.T) *env { return newEnvWith(t, DispatcherConfig{}, loopba
 
 func newEnvWith(t *testing.T, cfg DispatcherConfig, policy *egress.Policy) *env {
 	t.Helper()
-	db, _ := pgtest.New(t)
-	e := &env{t: t, ctx: context.Background(), db: db, content: content.NewStore(db), clock: &clock{t: t0}}
+	db, dsn := pgtest.New(t)
+	e := &env{t: t, ctx: context.Background(), db: db, dsn: dsn, content: content.NewStore(db), clock: &clock{t: t0}}
 	e.content.Now = e.clock.Now
 	var err error
 	e.store, err = NewStore(db, Options{Key: testKey, Policy: policy, Timeout: 5 * time.Second})
@@ -185,7 +186,7 @@ func (e *env) pump() int {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				rs[i] = e.store.complete(j, e.store.attempt(e.ctx, j), e.d.cfg.Rand)
+				rs[i] = e.d.handle(e.ctx, j)
 			}()
 		}
 		wg.Wait()

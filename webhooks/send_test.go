@@ -318,3 +318,26 @@ func TestRotationOverlap(t *testing.T) {
 		t.Errorf("after the overlap: %+v, want signatureKeyCount 1, no previous secret, %s", view, mask(second))
 	}
 }
+
+// TestDisabledWhilePending checks that a delivery waiting for a retry when
+// its webhook is disabled fails without an attempt.
+func TestDisabledWhilePending(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t)
+	rc.setRespond(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
+	w := e.webhook(rc.URL(), Input{ContentSaveEvents: ptr(true), RetriesEnabled: ptr(true)})
+	e.createItem("en-us", "One")
+	e.pump()
+	if _, _, err := e.store.Save(e.ctx, e.inst, Input{RowKey: &w.RowKey, Enabled: ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Hour)
+	e.pump()
+	d := e.history(w.RowKey)[0]
+	if d.Status != StatusFailed || d.AttemptCount != 1 || d.NextAttemptUtc != nil || !strings.Contains(d.LastError, "disabled") {
+		t.Errorf("after disabling: %+v, want failed after its one attempt, lastError naming the reason", d)
+	}
+	if n := len(rc.requests()); n != 1 {
+		t.Errorf("receiver got %d requests, want 1", n)
+	}
+}

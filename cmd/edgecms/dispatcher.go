@@ -39,9 +39,12 @@ func openWebhooks(db *sqlx.DB, cfg config, log *slog.Logger) (*webhooks.Store, e
 	return webhooks.NewStore(db, webhooks.Options{Key: key, Policy: egress.NewPolicy(nets...)})
 }
 
-// startDispatcher runs a webhook dispatcher until ctx is cancelled.
-func startDispatcher(ctx context.Context, wg *sync.WaitGroup, wh *webhooks.Store, requireConfirmation bool, log *slog.Logger) {
-	d := webhooks.NewDispatcher(wh, webhooks.DispatcherConfig{RequireConfirmation: requireConfirmation}, log.With("role", "dispatcher"))
+// startDispatcher runs a webhook dispatcher until ctx is cancelled. It
+// listens for notifications on the database of cfg, so a change reaches
+// the receivers without waiting for a poll.
+func startDispatcher(ctx context.Context, wg *sync.WaitGroup, wh *webhooks.Store, cfg config, requireConfirmation bool, log *slog.Logger) {
+	d := webhooks.NewDispatcher(wh, webhooks.DispatcherConfig{RequireConfirmation: requireConfirmation, ListenURL: cfg.DatabaseURL},
+		log.With("role", "dispatcher"))
 	wg.Add(1)
 	go func() { defer wg.Done(); d.Run(ctx) }()
 }
@@ -70,7 +73,7 @@ func runDispatcher(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.L
 		return err
 	}
 	var wg sync.WaitGroup
-	startDispatcher(ctx, &wg, wh, dispatcherArgs.requireConfirmation, log)
+	startDispatcher(ctx, &wg, wh, cfg, dispatcherArgs.requireConfirmation, log)
 	wg.Wait()
 	return nil
 }

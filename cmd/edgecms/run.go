@@ -147,7 +147,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	if all {
 		wg.Add(1)
 		go func() { defer wg.Done(); scheduler.Run(workers, store, time.Second, log.With("role", "scheduler")) }()
-		startDispatcher(workers, &wg, wh, true, log)
+		startDispatcher(workers, &wg, wh, cfg, true, log)
 		wg.Add(1)
 		go func() { defer wg.Done(); pub.Run(workers) }()
 	} else {
