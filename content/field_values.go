@@ -18,9 +18,10 @@ import (
 
 // Values are the field values of an item copy, keyed by field name, in the
 // stored form: strings for text, html, link and dates (RFC 3339), JSON
-// numbers and booleans, and objects for images ({url, label, ...}),
-// galleries ({galleryID}), item links ({contentID}) and list links
-// ({contentIDs: [...]} for a selection, {} for the whole container).
+// numbers and booleans, and objects for images ({url, label, ...}, with
+// assetID when made from an asset), galleries ({galleryID}), item links
+// ({contentID}) and list links ({contentIDs: [...]} for a selection, {}
+// for the whole container).
 type Values map[string]json.RawMessage
 
 // Scan implements sql.Scanner.
@@ -144,6 +145,9 @@ func normalizeValue(ctx context.Context, q sqlx.QueryerContext, inst Instance, f
 		}
 		return json.Marshal(t.Format(time.RFC3339))
 	case TypeImage:
+		if hasAssetID(raw) {
+			return normalizeAssetImage(ctx, q, inst, raw)
+		}
 		var img Image
 		if err := strictDecode(raw, &img); err != nil {
 			return nil, fmt.Errorf("must be an object {url, label?, target?, filesize?, width?, height?}: %v", err)
@@ -160,6 +164,9 @@ func normalizeValue(ctx context.Context, q sqlx.QueryerContext, inst Instance, f
 		var g Gallery
 		if err := strictDecode(raw, &g); err != nil || g.GalleryID <= 0 {
 			return nil, fmt.Errorf("must be an object {galleryID} with a positive id")
+		}
+		if err := checkGallery(ctx, q, inst, g.GalleryID); err != nil {
+			return nil, err
 		}
 		return json.Marshal(g)
 	case TypeItem:

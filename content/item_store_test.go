@@ -50,6 +50,10 @@ func TestItemValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("x", 1<<20)
+	gallery := f.gallery(f.inst, "Photos").ID
+	otherGallery := f.gallery(otherInst, "Photos").ID
+	asset := f.asset(f.inst, 40, 30, "photo.png", "A photo")
+	otherAsset := f.asset(otherInst, 40, 30, "photo.png", "A photo")
 
 	tests := []struct {
 		field string
@@ -103,12 +107,22 @@ func TestItemValues(t *testing.T) {
 		{"image", `{"url":"https://x/a.png","width":-1}`, ""},
 		{"image", `{"url":"https://x/a.png","width":"10"}`, ""},
 		{"image", `"https://x/a.png"`, ""},
-		{"gallery", `{"galleryID":3}`, `{"galleryID":3}`},
+		{"image", fmt.Sprintf(`{"assetID":%d}`, asset.ID),
+			fmt.Sprintf(`{"assetID":%d,"url":%q,"label":"A photo","filesize":%d,"width":40,"height":30}`, asset.ID, asset.URL, asset.Size)},
+		{"image", fmt.Sprintf(`{"assetID":%d,"label":"Mine","target":"_blank"}`, asset.ID),
+			fmt.Sprintf(`{"assetID":%d,"url":%q,"label":"Mine","target":"_blank","filesize":%d,"width":40,"height":30}`, asset.ID, asset.URL, asset.Size)},
+		{"image", fmt.Sprintf(`{"assetID":%d}`, otherAsset.ID), ""}, // another instance's asset
+		{"image", `{"assetID":999999}`, ""},
+		{"image", `{"assetID":0}`, ""},
+		{"image", fmt.Sprintf(`{"assetID":%d,"url":"https://x/a.png"}`, asset.ID), ""},
+		{"gallery", fmt.Sprintf(`{"galleryID":%d}`, gallery), fmt.Sprintf(`{"galleryID":%d}`, gallery)},
+		{"gallery", fmt.Sprintf(`{"galleryID":%d}`, otherGallery), ""}, // another instance's gallery
+		{"gallery", `{"galleryID":999999}`, ""},
 		{"gallery", `{"galleryID":0}`, ""},
 		{"gallery", `{"galleryID":-3}`, ""},
 		{"gallery", `{"galleryID":"3"}`, ""},
-		{"gallery", `{"galleryID":3,"x":1}`, ""},
-		{"gallery", `3`, ""},
+		{"gallery", fmt.Sprintf(`{"galleryID":%d,"x":1}`, gallery), ""},
+		{"gallery", fmt.Sprint(gallery), ""},
 		{"category", fmt.Sprintf(`{"contentID":%d}`, cat), fmt.Sprintf(`{"contentID":%d}`, cat)},
 		{"category", fmt.Sprintf(`{"contentID":%d}`, tags[0]), ""},           // an item of another container
 		{"category", fmt.Sprintf(`{"contentID":%d}`, foreign.ContentID), ""}, // same container name, other instance
@@ -162,10 +176,11 @@ func TestItemValues(t *testing.T) {
 func TestItemValuesCreateStoresEveryType(t *testing.T) {
 	f := newFixture(t)
 	cat, tags := f.kitchen()
+	gallery := f.gallery(f.inst, "Photos").ID
 	in := map[string]any{
 		"text": "t", "html": "<b>h</b>", "number": 3, "decimal": 2.5, "boolean": true,
 		"date": "2026-01-31T09:30:00Z", "link": "https://example.com", "image": map[string]any{"url": "/a.png"},
-		"gallery": map[string]any{"galleryID": 1}, "category": map[string]any{"contentID": cat},
+		"gallery": map[string]any{"galleryID": gallery}, "category": map[string]any{"contentID": cat},
 		"tags": map[string]any{"contentIDs": []int64{tags[0]}},
 	}
 	st := f.createItem("en-us", "Kitchen", in)

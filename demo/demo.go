@@ -44,8 +44,8 @@ type tr [2]string
 
 // values are the field values of an item or component, by field name. A
 // value is a tr (a translated string), a plain string, number or boolean
-// (the same in every language), an image, a content.Gallery, or a link to
-// other demo items (ref, refs, wholeContainer).
+// (the same in every language), an image, a gallery, or a link to other
+// demo items (ref, refs, wholeContainer).
 type values map[string]any
 
 // image is the value of an image field.
@@ -55,6 +55,9 @@ type image struct {
 	filesize      int64
 	label         tr
 }
+
+// gallery points a gallery field to the demo gallery with that name.
+type gallery string
 
 // ref links an item field to the demo item with that key.
 type ref string
@@ -125,8 +128,9 @@ func Fill(ctx context.Context, s *content.Store, inst content.Instance) error {
 	if len(locales) == 0 {
 		return fmt.Errorf("fill demo: instance %q has no locales", inst.Guid)
 	}
-	f := &filler{s: s, inst: inst, locales: locales, items: map[string]int64{}, pages: map[string]int64{}, models: map[string]content.Model{}}
-	for _, step := range []func(context.Context) error{f.createModels, f.createItems, f.createPages} {
+	f := &filler{s: s, inst: inst, locales: locales, items: map[string]int64{}, pages: map[string]int64{},
+		models: map[string]content.Model{}, galleries: map[string]int64{}}
+	for _, step := range []func(context.Context) error{f.createModels, f.createGalleries, f.createItems, f.createPages} {
 		if err := step(ctx); err != nil {
 			return fmt.Errorf("fill demo: %w", err)
 		}
@@ -155,6 +159,21 @@ type filler struct {
 	models  map[string]content.Model
 	items   map[string]int64
 	pages   map[string]int64
+	// galleries holds the ids of the demo galleries, by name.
+	galleries map[string]int64
+}
+
+// createGalleries creates the (empty) demo galleries that gallery fields
+// point to.
+func (f *filler) createGalleries(ctx context.Context) error {
+	for _, g := range galleries {
+		created, err := f.s.CreateGallery(ctx, f.inst, content.GalleryInput{Name: &g.name, Description: &g.description})
+		if err != nil {
+			return fmt.Errorf("gallery %s: %w", g.name, err)
+		}
+		f.galleries[g.name] = created.ID
+	}
+	return nil
 }
 
 // createModels creates the content models and their containers in an order
@@ -300,8 +319,14 @@ func (f *filler) resolve(vs values, m content.Model, lg lang, withShared bool) (
 		switch v := v.(type) {
 		case tr:
 			x = v[lg]
-		case string, int, float64, bool, content.Gallery:
+		case string, int, float64, bool:
 			x = v
+		case gallery:
+			id, ok := f.galleries[string(v)]
+			if !ok {
+				return nil, fmt.Errorf("field %s: no gallery %q", name, v)
+			}
+			x = content.Gallery{GalleryID: id}
 		case image:
 			x = content.Image{URL: v.url, Label: v.label[lg], Width: v.width, Height: v.height, Filesize: v.filesize}
 		case ref:

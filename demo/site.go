@@ -90,6 +90,13 @@ var pageModels = []pageModel{
 	{name: "SidebarTemplate", zones: []string{"MainContentZone", "SidebarContentZone"}},
 }
 
+// galleries are the demo's galleries. They start empty: the demo has no
+// object store to upload photos into (upload them through the management
+// API's /assets and add them with /galleries/{id}/assets).
+var galleries = []struct{ name, description string }{
+	{name: "Inside the roastery", description: "Photos of the roastery and the café"},
+}
+
 // photo is an image on the Unsplash CDN, cropped to width x height.
 func photo(id string, width, height int, filesize int64, label tr) image {
 	return image{
@@ -371,7 +378,7 @@ var pages = []page{
 			}},
 			{zone: "MainContentZone", module: "PhotoGallery", values: values{
 				"Heading": tr{"Inside the roastery", "Dans la brûlerie"},
-				"Photos":  content.Gallery{GalleryID: 1},
+				"Photos":  gallery("Inside the roastery"),
 			}},
 			{zone: "SidebarContentZone", module: "RichText", values: values{
 				"Content": tr{

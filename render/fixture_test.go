@@ -190,6 +190,12 @@ func (f *fixture) build() {
 	_, err = f.s.CreatePageModel(f.ctx, f.inst, "OneColumn", []string{"MainContentZone"})
 	f.check("CreatePageModel", err)
 
+	// Gallery fields must point to a gallery of the instance. The row is
+	// written directly, with the id the golden files show, and without
+	// moving the fixture's clock.
+	_, err = f.db.ExecContext(f.ctx, `INSERT INTO galleries (id, instance_id, name, modified_at) VALUES (7, $1, 'Photos', $2)`, f.inst.ID, t0)
+	f.check("gallery 7", err)
+
 	f.newItem("news", en, "Categories", "title", "News", "color", "red")
 	f.act("news", en, content.ActionPublish)
 	f.save("news", fr, "title", "Nouvelles", "color", "rouge")
