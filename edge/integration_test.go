@@ -198,9 +198,12 @@ var buildEdgecms = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-// startEdgeCommand runs "edgecms edge" with the given environment added to
-// this process's, without DATABASE_URL, and returns its base URL.
-func startEdgeCommand(t *testing.T, env ...string) string {
+// startCommand runs "edgecms <command>", in a scratch folder, on a free
+// loopback address with
+// the given environment added to this process's, which loses DATABASE_URL
+// (give it in env where wanted), and returns its base URL once it answers.
+// The command is interrupted when the test ends.
+func startCommand(t *testing.T, command string, env ...string) string {
 	t.Helper()
 	bin, err := buildEdgecms()
 	if err != nil {
@@ -212,7 +215,8 @@ func startEdgeCommand(t *testing.T, env ...string) string {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.Command(bin, "edge")
+	cmd := exec.Command(bin, command)
+	cmd.Dir = t.TempDir() // serve keeps files under ./data
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "DATABASE_URL=") {
 			cmd.Env = append(cmd.Env, kv)
@@ -232,16 +236,18 @@ func startEdgeCommand(t *testing.T, env ...string) string {
 		defer close(logged)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			t.Log("edgecms edge: " + sc.Text())
+			t.Log("edgecms " + command + ": " + sc.Text())
 		}
 	}()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
 		<-logged
-		cmd.Wait()
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("edgecms %s: %v", command, err)
+		}
 	})
 	base := "http://" + addr
-	waitFor(t, 30*time.Second, "edgecms edge listening", func() bool {
+	waitFor(t, 60*time.Second, "edgecms "+command+" listening", func() bool {
 		res, err := http.Get(base + "/healthz")
 		if err == nil {
 			res.Body.Close()
@@ -265,7 +271,7 @@ func TestWithoutDatabase(t *testing.T) {
 		t.Fatalf("only %d objects published; the demo site should give more", len(p.urls))
 	}
 	originURL := deadURL(t) // the origin is stopped: nothing listens
-	base := startEdgeCommand(t, "EDGECMS_STORE="+p.storeDir, "EDGECMS_ORIGIN_URL="+originURL, "EDGECMS_EDGE_FEED_POLL=20ms")
+	base := startCommand(t, "edge", "EDGECMS_STORE="+p.storeDir, "EDGECMS_ORIGIN_URL="+originURL, "EDGECMS_EDGE_FEED_POLL=20ms")
 
 	kinds := map[string]int{}
 	for _, u := range p.urls {
@@ -407,5 +413,44 @@ func TestRealOriginBehindEdge(t *testing.T) {
 				t.Errorf("%s: %s via the edge %q, direct %q", tt.name, h, via.header.Get(h), dir.header.Get(h))
 			}
 		}
+	}
+}
+
+// TestServe runs "edgecms serve" on a database filled by "edgecms demo" and
+// checks that its one public address is an edge: Fetch API reads come from
+// the store the publisher inside serve fills (X-Cache: HIT once cached),
+// and management calls reach the origin behind it.
+func TestServe(t *testing.T) {
+	_, dsn := pgtest.New(t)
+	bin, err := buildEdgecms()
+	if err != nil {
+		t.Fatal(err)
+	}
+	demoCmd := exec.Command(bin, "demo", "--guid", "served", "--locales", "en-us")
+	demoCmd.Env = append(os.Environ(), "DATABASE_URL="+dsn)
+	demoCmd.Dir = t.TempDir()
+	var stderr strings.Builder
+	demoCmd.Stderr = &stderr
+	out, err := demoCmd.Output()
+	if err != nil {
+		t.Fatalf("edgecms demo: %v\n%s", err, stderr.String())
+	}
+	var creds struct{ ManagementToken, FetchKey string }
+	if err := json.Unmarshal(out, &creds); err != nil {
+		t.Fatalf("edgecms demo printed %s: %v", out, err)
+	}
+	base := startCommand(t, "serve", "DATABASE_URL="+dsn, "EDGECMS_STORE="+t.TempDir(), "EDGECMS_FETCH_RATE_LIMIT=0")
+
+	item := base + "/served/fetch/en-us/item/1"
+	waitFor(t, 60*time.Second, "item served from the edge's memory", func() bool {
+		r := get(t, item, creds.FetchKey)
+		return r.status == 200 && r.header.Get("X-Cache") == "HIT"
+	})
+	if r := get(t, base+"/served/fetch/en-us/item/1", "wrong"); r.status != 401 {
+		t.Errorf("wrong key: %d, want 401", r.status)
+	}
+	r := do(t, "GET", base+"/api/v1/instance/served/models", nil, "Authorization", "Bearer "+creds.ManagementToken)
+	if r.status != 200 || !strings.Contains(string(r.body), "Category") {
+		t.Errorf("GET models through serve's edge = %d %.200s", r.status, r.body)
 	}
 }

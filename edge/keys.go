@@ -114,14 +114,14 @@ func (kr *keyring) instance(ctx context.Context, guid string) (*instanceKeys, er
 		kr.mu.RLock()
 		ik = kr.byGuid[guid]
 		kr.mu.RUnlock()
+		var err error
 		if ik == nil {
-			var err error
-			if ik, err = kr.reload(ctx, guid); err != nil {
-				kr.load.Unlock()
-				return nil, errNoManifest
-			}
+			ik, err = kr.reloadLocked(ctx, guid)
 		}
 		kr.load.Unlock()
+		if err != nil {
+			return nil, errNoManifest
+		}
 	}
 	if ik.missing {
 		return nil, errNoManifest
@@ -130,8 +130,16 @@ func (kr *keyring) instance(ctx context.Context, guid string) (*instanceKeys, er
 }
 
 // reload reads guid's manifest from the store and keeps it. A store error
-// other than not found leaves the keys held before as they were.
+// other than not found leaves the keys held before as they were. Loads are
+// serialised, so a slow first load cannot overwrite a newer manifest that
+// the change feed made the edge read meanwhile.
 func (kr *keyring) reload(ctx context.Context, guid string) (*instanceKeys, error) {
+	kr.load.Lock()
+	defer kr.load.Unlock()
+	return kr.reloadLocked(ctx, guid)
+}
+
+func (kr *keyring) reloadLocked(ctx context.Context, guid string) (*instanceKeys, error) {
 	ik, err := kr.read(ctx, guid)
 	if err != nil {
 		return nil, err
@@ -147,7 +155,7 @@ func (kr *keyring) reload(ctx context.Context, guid string) (*instanceKeys, erro
 			kr.byGuid = map[string]*instanceKeys{}
 		}
 	}
-	kr.byGuid[guid] = ik
+	kr.byGuid[strings.Clone(guid)] = ik
 	kr.mu.Unlock()
 	return ik, nil
 }
