@@ -94,17 +94,21 @@ func PageTag(pageID int64) string { return "p:" + strconv.FormatInt(pageID, 10) 
 // ChannelTag makes the tag of a channel.
 func ChannelTag(channel string) string { return "s:" + strings.ToLower(channel) }
 
-// Render renders the answer to req, which must come from fetch.Parse and be
-// of kind Item, List, Page, PageByPath, SitemapFlat or SitemapNested.
+// Render renders the answer to req, which must come from fetch.Parse. Sync
+// answers (SyncItems, SyncPages; sync.go) stamp pending changes first, and
+// Gallery and URLRedirection answers have no locale.
 //
 // An unknown locale is a problem.NotFound listing the configured codes; an
-// unknown or invisible item, container, page, path or channel is a
-// problem.NotFound; a sort by a path that names nothing is a
+// unknown or invisible item, container, page, path, channel or gallery is
+// a problem.NotFound; a sort by a path that names nothing is a
 // problem.Invalid. Other errors are internal.
 func (r *Renderer) Render(ctx context.Context, site Site, req fetch.Request) (Result, error) {
-	loc, err := content.ResolveLocale(site.Locales, req.Locale)
-	if err != nil {
-		return Result{}, err
+	var loc content.Locale
+	var err error
+	if req.Kind != fetch.Gallery && req.Kind != fetch.URLRedirection {
+		if loc, err = content.ResolveLocale(site.Locales, req.Locale); err != nil {
+			return Result{}, err
+		}
 	}
 	var fl content.Flavour
 	switch req.APIType {
@@ -132,6 +136,12 @@ func (r *Renderer) Render(ctx context.Context, site Site, req fetch.Request) (Re
 		err = j.pageByPath()
 	case fetch.SitemapFlat, fetch.SitemapNested:
 		err = j.sitemap(req.Kind == fetch.SitemapNested)
+	case fetch.SyncItems, fetch.SyncPages:
+		err = j.sync(req.Kind == fetch.SyncPages)
+	case fetch.Gallery:
+		err = j.gallery()
+	case fetch.URLRedirection:
+		err = j.redirections()
 	default:
 		return Result{}, fmt.Errorf("render: %s requests are not rendered here", req.Kind)
 	}

@@ -258,9 +258,10 @@ func TestRules(t *testing.T) {
 				t.Errorf("%s: %v", url, err)
 			}
 		}
-		req := f.request("/fetch/en-us/sync/items")
+		req := f.request("/fetch/en-us/item/{hello}")
+		req.Kind = 0
 		if _, err := f.r.Render(f.ctx, f.site, req); err == nil || problem.KindOf(err) != problem.Internal {
-			t.Errorf("sync request: err = %v, want an internal error (not rendered here)", err)
+			t.Errorf("request of no kind: err = %v, want an internal error (not rendered here)", err)
 		}
 	})
 
