@@ -314,5 +314,9 @@ func (r Request) Query() string {
 
 // Cacheable reports whether the answer may be stored and served from a
 // cache: true for the fetch flavour (published content), false for preview,
-// which must always come fresh from the origin.
-func (r Request) Cacheable() bool { return r.APIType == Fetch }
+// which must always come fresh from the origin. Sync answers are never
+// cached either: they are reads of a cursor whose answer grows as soon as a
+// change commits, and a cached one would hold a client back.
+func (r Request) Cacheable() bool {
+	return r.APIType == Fetch && r.Kind != SyncItems && r.Kind != SyncPages
+}

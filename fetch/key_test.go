@@ -278,6 +278,10 @@ func TestCacheable(t *testing.T) {
 		{"/acme/FETCH/en-us/list/posts", true},
 		{"/acme/preview/en-us/item/1", false},
 		{"/acme/Preview/gallery/1", false},
+		{"/acme/fetch/gallery/1", true},
+		{"/acme/fetch/urlredirection", true},
+		{"/acme/fetch/en-us/sync/items", false},
+		{"/acme/fetch/en-us/SYNC/Pages", false},
 	}
 	for _, tt := range tests {
 		if got := mustParse(t, Input{Path: tt.path}).Cacheable(); got != tt.want {
