@@ -56,9 +56,13 @@ type Config struct {
 	// DatabaseURL, when set, lets the publisher LISTEN for new events and
 	// key changes instead of waiting for the next poll.
 	DatabaseURL string
-	// Workers bounds concurrent renders and concurrent store writes
-	// (default 16).
+	// Workers bounds concurrent renders (default 8). Renders are CPU work
+	// in Postgres, so more workers than its cores gain little.
 	Workers int
+	// StoreWorkers bounds concurrent store writes (default 32): S3 PUTs
+	// wait on the network and the disk, and an object store keeps many in
+	// flight.
+	StoreWorkers int
 	// BatchSize is how many events one batch reads (default 500).
 	BatchSize int
 	// Poll is how often the event log is read when no notification came
@@ -100,7 +104,10 @@ type Publisher struct {
 // New returns a Publisher on cs writing to cfg.Store. Close it when done.
 func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 	if cfg.Workers <= 0 {
-		cfg.Workers = 16
+		cfg.Workers = 8
+	}
+	if cfg.StoreWorkers <= 0 {
+		cfg.StoreWorkers = 32
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 500
@@ -122,7 +129,7 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 		render:     render.New(cs),
 		log:        log,
 		writeBacks: newWriteBackQueue(1024),
-		sem:        make(chan struct{}, cfg.Workers),
+		sem:        make(chan struct{}, cfg.StoreWorkers),
 	}
 }
 

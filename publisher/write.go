@@ -278,17 +278,25 @@ type rowState struct {
 }
 
 const (
-	// lockRowsSQL creates the rows of new keys and locks every row of the
-	// chunk, in key order so that concurrent writers cannot deadlock.
-	lockRowsSQL = `INSERT INTO objects (key, guid, locale, request)
-		SELECT t.key, $2, t.locale, t.request FROM unnest($1::text[], $3::text[], $4::text[]) AS t(key, locale, request)
+	// lockRowsSQL locks the rows of a chunk's keys that exist, in key
+	// order. Writers of one instance are serialised by the instance lock
+	// already; the row locks and the render numbers keep the rows right
+	// even for a writer that lost that lock.
+	lockRowsSQL = `SELECT key, etag, tags, rendered_version FROM objects WHERE key = ANY($1) ORDER BY key FOR UPDATE`
+	// upsertRowsSQL records the new state of changed objects, unless a
+	// newer render recorded its own meanwhile.
+	upsertRowsSQL = `INSERT INTO objects (key, guid, locale, request, list_of, etag, tags, rendered_version)
+		SELECT t.key, $1, t.locale, t.request, nullif(t.list_of, ''), nullif(t.etag, ''), string_to_array(t.tags, ' '), $2
+		FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+			AS t(key, locale, request, list_of, etag, tags)
 		ORDER BY t.key
-		ON CONFLICT (key) DO UPDATE SET guid = excluded.guid
-		RETURNING key, etag, tags, rendered_version`
-	updateRowsSQL = `UPDATE objects o SET etag = nullif(t.etag, ''), tags = string_to_array(t.tags, ' '),
-			request = t.request, list_of = nullif(t.list_of, ''), rendered_version = $1, updated_at = now()
-		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS t(key, etag, tags, request, list_of)
-		WHERE o.key = t.key`
+		ON CONFLICT (key) DO UPDATE SET etag = excluded.etag, tags = excluded.tags, request = excluded.request,
+			list_of = excluded.list_of, rendered_version = excluded.rendered_version, updated_at = now()
+		WHERE objects.rendered_version < excluded.rendered_version`
+	// bumpRowsSQL records the render number of unchanged objects: an
+	// update of an unindexed column, which Postgres makes without
+	// touching the indexes.
+	bumpRowsSQL      = `UPDATE objects SET rendered_version = $1 WHERE key = ANY($2) AND rendered_version < $1`
 	insertChangesSQL = `INSERT INTO object_changes (key) SELECT unnest($1::text[])`
 )
 
@@ -303,13 +311,11 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 	err := content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		out = outcome{rendered: len(rs)}
 		keys := make([]string, len(rs))
-		locales := make([]string, len(rs))
-		requests := make([]string, len(rs))
 		for i, r := range rs {
-			keys[i], locales[i], requests[i] = r.key, strings.ToLower(r.req.Locale), requestString(r.req)
+			keys[i] = r.key
 		}
 		var locked []rowState
-		if err := tx.SelectContext(ctx, &locked, lockRowsSQL, pq.Array(keys), guid, pq.Array(locales), pq.Array(requests)); err != nil {
+		if err := tx.SelectContext(ctx, &locked, lockRowsSQL, pq.Array(keys)); err != nil {
 			return fmt.Errorf("lock objects: %w", err)
 		}
 		rows := make(map[string]rowState, len(locked))
@@ -368,35 +374,40 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 		}
 		wg.Wait()
 
-		n := len(ops)
-		uKeys, uETags, uTags, uReqs, uLists := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
-		var changed []string
+		var u struct{ keys, locales, requests, lists, etags, tags []string }
+		var changed, same []string
 		for _, o := range ops {
 			if o.err != nil {
 				return fmt.Errorf("store: %w", o.err)
 			}
-			uKeys = append(uKeys, o.r.key)
-			uETags = append(uETags, o.r.etag)
-			uTags = append(uTags, strings.Join(o.r.tags, " "))
-			uReqs = append(uReqs, requestString(o.r.req))
-			uLists = append(uLists, listOf(o.r.req))
-			switch {
-			case o.changed:
-				changed = append(changed, o.r.key)
-				out.changed = append(out.changed, change{key: o.r.key, oldTags: o.row.Tags, newTags: o.r.tags})
-				if o.r.gone {
-					out.deleted++
-				} else {
-					out.written++
-				}
-			default:
+			if !o.changed {
+				same = append(same, o.r.key)
 				out.unchanged++
+				continue
+			}
+			u.keys = append(u.keys, o.r.key)
+			u.locales = append(u.locales, strings.ToLower(o.r.req.Locale))
+			u.requests = append(u.requests, requestString(o.r.req))
+			u.lists = append(u.lists, listOf(o.r.req))
+			u.etags = append(u.etags, o.r.etag)
+			u.tags = append(u.tags, strings.Join(o.r.tags, " "))
+			changed = append(changed, o.r.key)
+			out.changed = append(out.changed, change{key: o.r.key, oldTags: o.row.Tags, newTags: o.r.tags})
+			if o.r.gone {
+				out.deleted++
+			} else {
+				out.written++
 			}
 		}
-		if len(uKeys) > 0 {
-			if _, err := tx.ExecContext(ctx, updateRowsSQL, opts.seq, pq.Array(uKeys), pq.Array(uETags), pq.Array(uTags),
-				pq.Array(uReqs), pq.Array(uLists)); err != nil {
-				return fmt.Errorf("update objects: %w", err)
+		if len(u.keys) > 0 {
+			if _, err := tx.ExecContext(ctx, upsertRowsSQL, guid, opts.seq, pq.Array(u.keys), pq.Array(u.locales),
+				pq.Array(u.requests), pq.Array(u.lists), pq.Array(u.etags), pq.Array(u.tags)); err != nil {
+				return fmt.Errorf("record objects: %w", err)
+			}
+		}
+		if len(same) > 0 {
+			if _, err := tx.ExecContext(ctx, bumpRowsSQL, opts.seq, pq.Array(same)); err != nil {
+				return fmt.Errorf("record objects: %w", err)
 			}
 		}
 		if len(changed) > 0 {
