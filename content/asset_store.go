@@ -197,8 +197,10 @@ const (
 		ORDER BY content_id, locale LIMIT 1`
 )
 
-// CreateAsset records an upload whose bytes are stored at in.File.Key.
-func (s *Store) CreateAsset(ctx context.Context, inst Instance, in NewAsset) (Asset, error) {
+// Clean validates the file name and label of in, and returns in with the
+// file name reduced to its last path element (browsers may send
+// C:\fakepath\a.png). Problems are Invalid, naming fileName or label.
+func (in NewAsset) Clean() (NewAsset, error) {
 	var errs []problem.FieldError
 	name, fe := cleanFileName(in.FileName)
 	if fe != nil {
@@ -207,12 +209,19 @@ func (s *Store) CreateAsset(ctx context.Context, inst Instance, in NewAsset) (As
 	if fe := checkLabel(in.Label); fe != nil {
 		errs = append(errs, *fe)
 	}
-	if err := problem.Fields(errs); err != nil {
+	in.FileName = name
+	return in, problem.Fields(errs)
+}
+
+// CreateAsset records an upload whose bytes are stored at in.File.Key.
+func (s *Store) CreateAsset(ctx context.Context, inst Instance, in NewAsset) (Asset, error) {
+	in, err := in.Clean()
+	if err != nil {
 		return Asset{}, err
 	}
 	f := in.File
 	var a Asset
-	err := s.db.GetContext(ctx, &a, insertAssetSQL, inst.ID, name, in.Label, f.ContentType, f.Size, f.Width, f.Height,
+	err = s.db.GetContext(ctx, &a, insertAssetSQL, inst.ID, in.FileName, in.Label, f.ContentType, f.Size, f.Width, f.Height,
 		f.SHA256, f.Key(inst.Guid), in.URL, s.now())
 	if err != nil {
 		return Asset{}, fmt.Errorf("create asset: %w", err)

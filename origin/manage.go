@@ -50,6 +50,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	r.Post("/channels", manage, s.createChannel)
 
 	s.webhookRoutes(r)
+	s.mediaRoutes(r)
 
 	l := r.Group("/:locale")
 	l.Get("/items", edit, s.resolveLocale, s.listItems)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/store"
 	"github.com/edgecms/edgecms/webhooks"
 )
 
@@ -44,6 +45,10 @@ type Config struct {
 	// Webhooks serves the webhook management routes; without it they
 	// answer 503.
 	Webhooks *webhooks.Store
+	// Assets is the object store that uploaded asset bytes are written to
+	// and served from (the store the publisher writes); without it the
+	// asset upload and asset serving routes answer 503.
+	Assets store.Store
 }
 
 // Server is the origin: its handlers and what they use.
