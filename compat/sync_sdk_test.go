@@ -3,11 +3,16 @@ package compat
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
+	"io"
+	"log/slog"
 	"mime/multipart"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +25,7 @@ import (
 	"testing"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/render"
@@ -583,5 +589,103 @@ func TestSyncTokensUnderConcurrentPublishing(t *testing.T) {
 	slices.Sort(have)
 	if !slices.Equal(have, published) {
 		t.Errorf("the reader holds %v\nthe store publishes %v", have, published)
+	}
+}
+
+// TestSyncThroughEdge puts an edge in front of the origin (the edge
+// serving TLS, the origin on loopback HTTP, as edgecms serve does) and runs
+// the sync client against the edge: sync, URL redirection and gallery
+// reads and asset bytes pass through it.
+func TestSyncThroughEdge(t *testing.T) {
+	s := startSync(t)
+	ctx := context.Background()
+	objects := store.NewMemory(nil)
+	r := render.New(s.store)
+	t.Cleanup(func() { r.Close() })
+	org := origin.New(origin.Config{Assets: objects, RenderCacheBytes: 1,
+		Render: func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+			site, err := render.LoadSite(ctx, s.store, req.Guid)
+			if err != nil {
+				return nil, nil, err
+			}
+			res, err := r.Render(ctx, site, req)
+			return res.Body, res.Tags, err
+		}}, s.store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	oln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go org.App().Listener(oln)
+	t.Cleanup(func() { org.Shutdown(context.Background()) })
+	front, err := edge.New(edge.Config{Store: store.NewMemory(nil), OriginURL: "http://" + oln.Addr().String()},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM := selfSigned(t)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go front.App().Listener(eln)
+	t.Cleanup(func() { front.Shutdown(context.Background()) })
+	os.WriteFile(s.caFile, certPEM, 0o600) // the node clients trust the edge's certificate
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	s.client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	s.base = "https://" + eln.Addr().String()
+
+	if _, err := s.store.CreateRedirection(ctx, s.inst, content.RedirectionInput{OriginURL: ptr("/old"), DestinationURL: ptr("/new")}); err != nil {
+		t.Fatal(err)
+	}
+	api := newFetchAPI(t, s)
+	locales := []string{"en-us", "fr-ca"}
+	dir := t.TempDir()
+	if got := s.runSyncClient(t, dir, "fetch", locales); len(got) == 0 {
+		t.Fatal("the first run through the edge received nothing")
+	}
+	api.checkMirror(t, dir, "fetch", locales)
+	kenya := s.itemBySlug(t, "products", "kenya-nyeri-gatomboya-aa")
+	if _, err := s.store.ItemAction(ctx, s.inst, "fr-ca", kenya, content.ActionUnpublish); err != nil {
+		t.Fatal(err)
+	}
+	got := s.runSyncClient(t, dir, "fetch", locales)
+	if len(got) != 1 || got[0].ID != kenya || got[0].State != int(content.Deleted) || got[0].LanguageCode != "fr-ca" {
+		t.Errorf("the incremental run through the edge received %v, want the unpublished item", got)
+	}
+	api.checkMirror(t, dir, "fetch", locales)
+
+	// Asset bytes and the gallery through the edge.
+	var img bytes.Buffer
+	png.Encode(&img, image.NewGray(image.Rect(0, 0, 3, 3)))
+	b, _ := json.Marshal(map[string]any{"fileName": "a.png", "data": img.Bytes()})
+	req, _ := http.NewRequest("POST", s.base+"/api/v1/instance/"+s.inst.Guid+"/assets", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asset content.Asset
+	json.NewDecoder(resp.Body).Decode(&asset)
+	resp.Body.Close()
+	if resp.StatusCode != 201 || !strings.HasPrefix(asset.URL, s.base+"/api/assets/") {
+		t.Fatalf("upload through the edge = %d, url %q (want the edge's address)", resp.StatusCode, asset.URL)
+	}
+	res, body := s.do(t, strings.TrimPrefix(asset.URL, s.base), nil)
+	if res.StatusCode != 200 || !bytes.Equal(body, img.Bytes()) || res.Header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
+		t.Errorf("GET %s through the edge = %d %q", asset.URL, res.StatusCode, res.Header.Get("Cache-Control"))
+	}
+	galleries, _ := s.store.Galleries(ctx, s.inst)
+	if _, err := s.store.AddGalleryAssets(ctx, s.inst, galleries[0].ID, []int64{asset.ID}); err != nil {
+		t.Fatal(err)
+	}
+	status, v := s.get(t, s.fetchKey, fmt.Sprintf("/%s/fetch/gallery/%d", s.inst.Guid, galleries[0].ID))
+	if status != 200 || dig(v, "count") != float64(1) {
+		t.Errorf("gallery through the edge = %d %v", status, v)
 	}
 }
