@@ -1,6 +1,8 @@
 // Package content is edgecms's domain: instances and their locales,
 // credentials, content models, containers, content items, page models,
-// channels and pages, the editorial workflow, schedules and the event log.
+// channels and pages, the editorial workflow, schedules, media (assets and
+// galleries), URL redirections, the event log and the positions of the
+// Fetch API's sync endpoints (README.md explains the sync tokens).
 //
 // Store is its Postgres repository. Every change runs in one transaction
 // that also appends the change's rows to the event log, which the publisher
