@@ -157,8 +157,13 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	}
 	defer func() { stopWorkers(); wg.Wait() }()
 
+	// Uploaded assets go to the object store the publisher writes.
+	assets, err := openObjectStore(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store), Webhooks: wh,
-		WriteBack: pub.WriteBack}, store, log.With("role", "origin"))
+		WriteBack: pub.WriteBack, Assets: assets}, store, log.With("role", "origin"))
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	errc := make(chan error, 2)
