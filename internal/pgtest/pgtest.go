@@ -111,13 +111,6 @@ func prepareTemplate() (string, error) {
 	if _, err := conn.ExecContext(ctx, `ALTER DATABASE `+build+` RENAME TO `+name); err != nil {
 		return "", err
 	}
-	// Templates of older schemas are of no more use: drop them (one still
-	// in use by an older test binary stays, and goes next time).
-	var old []string
-	conn.SelectContext(ctx, &old, `SELECT datname FROM pg_database WHERE datname LIKE 'edgecms\_tmpl\_%' AND datname <> $1`, name)
-	for _, db := range old {
-		conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+db)
-	}
 	return name, nil
 }
 
