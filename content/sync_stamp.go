@@ -239,15 +239,27 @@ const (
 )
 
 func seedSync(ctx context.Context, tx *sqlx.Tx, now time.Time) error {
-	for _, q := range []string{seedCursorSQL} {
-		if _, err := tx.ExecContext(ctx, q, syncConsumer); err != nil {
-			return fmt.Errorf("seed sync cursor: %w", err)
-		}
+	if _, err := tx.ExecContext(ctx, seedCursorSQL, syncConsumer); err != nil {
+		return fmt.Errorf("seed sync cursor: %w", err)
 	}
-	for _, q := range []string{seedItemsSQL, seedPagesSQL, seedTombstonesSQL} {
+	var reseed bool
+	if err := tx.GetContext(ctx, &reseed, `SELECT EXISTS (SELECT 1 FROM sync_changes)`); err != nil {
+		return fmt.Errorf("seed sync positions: %w", err)
+	}
+	qs := []string{seedItemsSQL, seedPagesSQL}
+	if reseed {
+		qs = append(qs, seedTombstonesSQL)
+	}
+	for _, q := range qs {
 		if _, err := tx.ExecContext(ctx, q, now); err != nil {
 			return fmt.Errorf("seed sync positions: %w", err)
 		}
+	}
+	// The table was (nearly) empty when last analyzed: without fresh
+	// statistics the planner looks rows up by the wrong index until
+	// autovacuum comes by.
+	if _, err := tx.ExecContext(ctx, `ANALYZE sync_changes`); err != nil {
+		return fmt.Errorf("analyze sync positions: %w", err)
 	}
 	return nil
 }
@@ -304,11 +316,13 @@ const (
 		WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($2)
 		ORDER BY i.content_id`
 	// Copies whose unexpanded form shows one of the items $3 of instance
-	// $1 in locale $2: items that link to them, pages that hold them.
-	linkingItemsSQL = `SELECT ic.content_id FROM item_copies ic
+	// $1 in locale $2: items that link to them (found through the GIN
+	// indexes item_copies_links and item_copies_published_links, whose
+	// expression this must repeat), pages that hold them.
+	linkingItemsSQL = `SELECT DISTINCT ic.content_id FROM unnest($3::bigint[]) AS t(id)
+		JOIN item_copies ic ON (jsonb_path_query_array(%[1]s, '$.*.contentID')
+			|| jsonb_path_query_array(%[1]s, '$.*.contentIDs[*]')) @> jsonb_build_array(t.id)
 		WHERE ic.instance_id = $1 AND ic.locale = $2 AND %[2]s
-		  AND translate((jsonb_path_query_array(%[1]s, '$.*.contentID')
-			|| jsonb_path_query_array(%[1]s, '$.*.contentIDs[*]'))::text, '[]', '{}')::bigint[] && $3::bigint[]
 		ORDER BY ic.content_id`
 	holdingPagesSQL = `SELECT pc.page_id FROM page_copies pc
 		WHERE pc.instance_id = $1 AND pc.locale = $2 AND %[2]s

@@ -365,3 +365,26 @@ func TestPruneSync(t *testing.T) {
 		t.Errorf("fr-ca after an old token = %v, want [%d]", got, a)
 	}
 }
+
+// TestSyncReseed checks a reseed (the stamper's cursor removed, say by an
+// operator): copies that changed move, copies gone are buried, the others
+// keep their positions.
+func TestSyncReseed(t *testing.T) {
+	f := newFixture(t)
+	f.articles()
+	a := f.createItem("en-us", "Articles", map[string]any{"title": "A"}).ContentID
+	b := f.createItem("en-us", "Articles", map[string]any{"title": "B"}).ContentID
+	c := f.createItem("en-us", "Articles", map[string]any{"title": "C"}).ContentID
+	tok := f.wantSync("first", FlavourPreview, SubjectItem, 0, a, b, c)
+	if _, err := f.db.ExecContext(f.ctx, `DELETE FROM event_cursors WHERE consumer = 'sync'`); err != nil {
+		t.Fatal(err)
+	}
+	// Changes the log will not tell the stamper about.
+	if _, err := f.db.ExecContext(f.ctx, `UPDATE item_copies SET state = 3 WHERE content_id = $1`, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.db.ExecContext(f.ctx, `UPDATE item_copies SET version_id = version_id + 100 WHERE content_id = $1`, c); err != nil {
+		t.Fatal(err)
+	}
+	f.wantSync("after the reseed", FlavourPreview, SubjectItem, tok, c, -b)
+}

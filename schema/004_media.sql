@@ -83,7 +83,7 @@ CREATE TABLE sync_changes (
     fingerprint text NOT NULL,
     stamped_at  timestamptz NOT NULL,
     PRIMARY KEY (instance_id, flavour, locale, subject, object_id),
-    FOREIGN KEY (instance_id, locale) REFERENCES locales (instance_id, code) ON DELETE CASCADE
+    FOREIGN KEY (instance_id) REFERENCES instances ON DELETE CASCADE
 );
 CREATE UNIQUE INDEX sync_changes_position ON sync_changes (instance_id, flavour, locale, subject, position);
 CREATE INDEX sync_changes_tombstones ON sync_changes (stamped_at) WHERE NOT visible;
@@ -99,6 +99,14 @@ CREATE TABLE sync_stamped (
     event_id bigint NOT NULL,
     PRIMARY KEY (tx, event_id)
 );
+
+-- The items an item copy links to (item links and list selections), in
+-- its working and its published values: when an item appears or
+-- disappears, the stamper finds the copies that show it through these.
+CREATE INDEX item_copies_links ON item_copies USING gin
+    ((jsonb_path_query_array(fields, '$.*.contentID') || jsonb_path_query_array(fields, '$.*.contentIDs[*]')) jsonb_path_ops);
+CREATE INDEX item_copies_published_links ON item_copies USING gin
+    ((jsonb_path_query_array(published_fields, '$.*.contentID') || jsonb_path_query_array(published_fields, '$.*.contentIDs[*]')) jsonb_path_ops);
 
 -- Tombstones older than the retention are pruned; floor is the largest
 -- position pruned from one stream (instance, flavour, locale, subject). A
