@@ -12,7 +12,11 @@
 #   bash scripts/bench/edge-nginx.sh      # needs nginx and wrk (apt-get install -y nginx wrk)
 #
 # BENCH_SECONDS (default 10), BENCH_CONNECTIONS (64), BENCH_THREADS (2),
-# BENCH_SIZE (body bytes, 1024) change the run.
+# BENCH_SIZE (body bytes, 1024) change the run. BENCH_WORKERS=N (default
+# auto: one per CPU) runs nginx with N worker processes and the edge with
+# GOMAXPROCS=N: with wrk on the same CPUs, one worker each compares the
+# servers without the Go scheduler's cost of several threads competing with
+# wrk for the same cores.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for tool in nginx wrk; do
@@ -23,6 +27,9 @@ secs=${BENCH_SECONDS:-10}
 conns=${BENCH_CONNECTIONS:-64}
 threads=${BENCH_THREADS:-2}
 size=${BENCH_SIZE:-1024}
+workers=${BENCH_WORKERS:-auto}
+goprocs=()
+[ "$workers" = auto ] || goprocs=(GOMAXPROCS="$workers")
 
 tmp=$(mktemp -d)
 pids=()
@@ -46,7 +53,7 @@ nport=$(freeport)
 mkdir -p "$tmp/nginx"
 cat >"$tmp/nginx/nginx.conf" <<EOF
 daemon off;
-worker_processes auto;
+worker_processes $workers;
 pid $tmp/nginx/nginx.pid;
 error_log stderr warn;
 events { worker_connections 4096; }
@@ -77,7 +84,7 @@ npid=$!
 pids+=($npid)
 
 eport=$(freeport)
-env -u DATABASE_URL EDGECMS_STORE="$tmp/store" EDGECMS_ORIGIN_URL=http://127.0.0.1:9 EDGECMS_ADDR=127.0.0.1:$eport \
+env -u DATABASE_URL "${goprocs[@]}" EDGECMS_STORE="$tmp/store" EDGECMS_ORIGIN_URL=http://127.0.0.1:9 EDGECMS_ADDR=127.0.0.1:$eport \
   "$tmp/edgecms" edge 2>"$tmp/edge.log" &
 epid=$!
 pids+=($epid)
@@ -111,6 +118,6 @@ rps() { awk '/^Requests\/sec:/ {print $2}' "$tmp/$1.wrk"; }
 p99() { awk '$1 == "99%" {print $2}' "$tmp/$1.wrk"; }
 cpu() { awk -v t="$(cat "$tmp/$1.ticks")" -v hz="$(getconf CLK_TCK)" '/requests in/ {printf "%.1f", t / hz * 1e6 / $1}' "$tmp/$1.wrk"; }
 echo
-echo "body $(printf %s "$ebody" | wc -c) bytes, $conns connections, $threads wrk threads, ${secs}s each, $(nproc) CPUs shared by wrk and the server, load average $(cut -d' ' -f1 /proc/loadavg)"
+echo "body $(printf %s "$ebody" | wc -c) bytes, $conns connections, $threads wrk threads, ${secs}s each, server workers $workers, $(nproc) CPUs shared by wrk and the server, load average $(cut -d' ' -f1 /proc/loadavg)"
 printf '%-6s %10s req/s   p99 %-8s  %6s us CPU/request\n' nginx "$(rps nginx)" "$(p99 nginx)" "$(cpu nginx)" edge "$(rps edge)" "$(p99 edge)" "$(cpu edge)"
 awk -v e="$(rps edge)" -v n="$(rps nginx)" 'BEGIN { printf "edge / nginx = %.2fx (target >= 1.0x; edge p99 target <= 2 ms)\n", e / n }'
