@@ -184,12 +184,16 @@ func publishDemo(t *testing.T) *published {
 	return p
 }
 
+// binDir holds the edgecms command built for the tests; TestMain removes it.
+var binDir string
+
 // buildEdgecms builds the edgecms command once per test binary.
 var buildEdgecms = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "edgecms-edge-test")
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	bin := filepath.Join(dir, "edgecms")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/edgecms/edgecms/cmd/edgecms").CombinedOutput()
 	if err != nil {
@@ -197,6 +201,14 @@ var buildEdgecms = sync.OnceValues(func() (string, error) {
 	}
 	return bin, nil
 })
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
 
 // startCommand runs "edgecms <command>", in a scratch folder, on a free
 // loopback address with
