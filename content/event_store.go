@@ -112,7 +112,7 @@ const (
 			e.reference_name, e.content_id, e.page_id, e.version_id, e.change_date, e.created_at
 		FROM events e, event_cursors c
 		WHERE c.consumer = $1 AND (e.tx, e.id) > (c.tx, c.id)
-		  AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+		  AND e.tx < edgecms_event_horizon()
 		ORDER BY e.tx, e.id LIMIT $2`
 	ackEventsSQL = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now()
 		WHERE consumer = $1 AND (tx, id) < ($2::xid8, $3)`
@@ -175,9 +175,9 @@ func (e Event) Position() Position { return Position{Tx: e.Tx, ID: e.ID} }
 const (
 	eventsSinceSQL = `SELECT id, tx::text AS tx, instance_id, instance_guid, state, subject, locale,
 			reference_name, content_id, page_id, version_id, change_date, created_at
-		FROM events WHERE (tx, id) > ($1::xid8, $2) AND tx < pg_snapshot_xmin(pg_current_snapshot())
+		FROM events WHERE (tx, id) > ($1::xid8, $2) AND tx < edgecms_event_horizon()
 		ORDER BY tx, id LIMIT $3`
-	eventLogEndSQL = `SELECT coalesce(max(tx)::text, '0') FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot())`
+	eventLogEndSQL = `SELECT coalesce(max(tx)::text, '0') FROM events WHERE tx < edgecms_event_horizon()`
 )
 
 // EventsSince returns up to limit events after pos, oldest first, never a

@@ -198,6 +198,11 @@ func TestReadEventsNeverSkipsARunningTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer txA.Rollback()
+	// As every event writer does (Store.transact), A takes the shared
+	// writer lock before it writes.
+	if _, err := txA.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, eventWriterLock); err != nil {
+		t.Fatal(err)
+	}
 	if err := appendEvent(ctx, txA, f.inst, itemEv0(id, "A")); err != nil {
 		t.Fatal(err)
 	}
@@ -293,5 +298,33 @@ func TestTrimEvents(t *testing.T) {
 	n, err = f.s.TrimEvents(f.ctx, time.Now().Add(time.Hour))
 	if err != nil || n != 0 {
 		t.Errorf("TrimEvents with a consumer at the start = %d, %v; want 0", n, err)
+	}
+}
+
+// TestReadEventsIgnoresOtherTransactions: a long transaction that cannot
+// write events (it does not hold the writer lock) does not hold the log back.
+func TestReadEventsIgnoresOtherTransactions(t *testing.T) {
+	f := newFixture(t)
+	f.articles()
+	id := f.createItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID
+	f.readAll("publisher", 1)
+
+	ctx := context.Background()
+	other, err := f.db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Rollback()
+	// It has a transaction id (it wrote), older than the change below.
+	if _, err := other.ExecContext(ctx, `SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	b := f.saveEvent(id)
+	evs, err := f.s.ReadEvents(f.ctx, "publisher", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(ids(evs), b.ID) {
+		t.Errorf("ReadEvents = %v while a non-writer transaction runs, want it to include %d", ids(evs), b.ID)
 	}
 }

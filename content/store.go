@@ -63,8 +63,20 @@ func transactOnce(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) 
 	return tx.Commit()
 }
 
+// eventWriterLock is the advisory lock every transaction that may write
+// events holds (shared, so writers never wait for each other); readers of
+// the event log use it to tell event writers from other transactions (see
+// schema/005_event_horizon.sql).
+const eventWriterLock = 7301968
+
+// transact runs fn in a transaction that may write events.
 func (s *Store) transact(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	return Transact(ctx, s.db, fn)
+	return Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, eventWriterLock); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }
 
 // Postgres error codes the store classifies.
