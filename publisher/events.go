@@ -65,9 +65,7 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 		return 0, err
 	}
 	if changed > 0 {
-		if err := p.FlushFeed(ctx); err != nil {
-			p.log.Warn("publisher: flush feed", "err", err)
-		}
+		p.requestFlush()
 	}
 	return len(evs), nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -50,16 +52,26 @@ const (
 
 // FlushFeed publishes the changes recorded since the last flush in the feed
 // object. Flushes of all publishers are serialised, so feed objects are
-// written in order.
+// written in order. Changes of transactions that a still-running older
+// transaction hides wait for a later flush.
 func (p *Publisher) FlushFeed(ctx context.Context) error {
+	_, err := p.flushFeed(ctx, math.MaxInt64)
+	return err
+}
+
+const waitingChangesSQL = `SELECT EXISTS (SELECT 1 FROM object_changes WHERE pos IS NULL AND seq <= $1)`
+
+// flushFeed is FlushFeed; it reports whether changes up to seq upTo are
+// still waiting for a position.
+func (p *Publisher) flushFeed(ctx context.Context, upTo int64) (waiting bool, err error) {
 	var pending bool
 	if err := p.db.GetContext(ctx, &pending, pendingChangesSQL); err != nil {
-		return fmt.Errorf("flush feed: %w", err)
+		return false, fmt.Errorf("flush feed: %w", err)
 	}
 	if !pending {
-		return p.ensureFeed(ctx)
+		return false, p.ensureFeed(ctx)
 	}
-	return content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	err = content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
 			return fmt.Errorf("flush feed: lock: %w", err)
 		}
@@ -72,6 +84,56 @@ func (p *Publisher) FlushFeed(ctx context.Context) error {
 		}
 		return p.writeFeed(ctx, tx)
 	})
+	if err != nil {
+		return false, err
+	}
+	if err := p.db.GetContext(ctx, &waiting, waitingChangesSQL, upTo); err != nil {
+		return false, fmt.Errorf("flush feed: %w", err)
+	}
+	return waiting, nil
+}
+
+// followFeed flushes the feed when asked (after a batch, a write-back, a
+// key manifest), soon again while changes wait behind a running
+// transaction, and every 250 ms for changes other processes recorded.
+func (p *Publisher) followFeed(ctx context.Context) {
+	for {
+		waiting, err := p.flushFeed(ctx, math.MaxInt64)
+		if err != nil && ctx.Err() == nil {
+			p.log.Warn("publisher: flush feed", "err", err)
+		}
+		next := 250 * time.Millisecond
+		if waiting {
+			next = 5 * time.Millisecond
+		}
+		t := time.NewTimer(next)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-p.feedWake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// flushNow flushes the feed, and leaves to followFeed (when Run runs) the
+// changes that must wait behind a running transaction.
+func (p *Publisher) flushNow(ctx context.Context) error {
+	waiting, err := p.flushFeed(ctx, math.MaxInt64)
+	if waiting {
+		p.requestFlush()
+	}
+	return err
+}
+
+// requestFlush asks followFeed (part of Run) to flush the feed.
+func (p *Publisher) requestFlush() {
+	select {
+	case p.feedWake <- struct{}{}:
+	default:
+	}
 }
 
 // ensureFeed writes the feed when the store has none (a new store, or

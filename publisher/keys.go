@@ -145,7 +145,7 @@ func (p *Publisher) PublishKeys(ctx context.Context, guid string) error {
 		return fmt.Errorf("publish key manifest of %s: %w", guid, err)
 	}
 	if changed {
-		return p.FlushFeed(ctx)
+		return p.flushNow(ctx)
 	}
 	return nil
 }

@@ -93,6 +93,9 @@ type Publisher struct {
 	// sem bounds the store writes in flight across all work.
 	sem chan struct{}
 
+	// feedWake asks followFeed to flush the feed.
+	feedWake chan struct{}
+
 	// feedChecked is set once the store is known to hold a feed object.
 	feedChecked atomic.Bool
 
@@ -130,6 +133,7 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 		log:        log,
 		writeBacks: newWriteBackQueue(1024),
 		sem:        make(chan struct{}, cfg.StoreWorkers),
+		feedWake:   make(chan struct{}, 1),
 	}
 }
 
@@ -166,6 +170,7 @@ func (p *Publisher) Run(ctx context.Context) error {
 	start(func() { p.followEvents(ctx, eventWake) })
 	start(func() { p.followKeys(ctx, keyWake) })
 	start(func() { p.RunWriteBacks(ctx) })
+	start(func() { p.followFeed(ctx) })
 	start(func() { p.maintain(ctx) })
 	wg.Wait()
 	return nil
@@ -207,7 +212,10 @@ func sendKey(c chan string, guid string) {
 }
 
 // followEvents runs batches while there are events, then waits for a
-// notification or the poll interval.
+// notification or the poll interval. Events committed behind a transaction
+// that is still running are invisible to the log readers for a moment: they
+// are looked for again after a few milliseconds rather than at the next
+// poll.
 func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
 	t := time.NewTicker(p.cfg.Poll)
 	defer t.Stop()
@@ -219,30 +227,40 @@ func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
 		if err == nil && n > 0 {
 			continue
 		}
+		var soon <-chan time.Time
+		if err == nil && p.eventsWaiting(ctx) {
+			soon = time.After(5 * time.Millisecond)
+		}
 		select {
 		case <-ctx.Done():
 		case <-wake:
 		case <-t.C:
+		case <-soon:
 		}
 	}
 }
 
-// maintain trims the change log and old tombstones, and flushes the feed
-// when changes written by others (an origin's write-backs) wait for it.
+const eventsWaitingSQL = `SELECT EXISTS (SELECT 1 FROM events e JOIN event_cursors c ON c.consumer = $1
+	WHERE (e.tx, e.id) > (c.tx, c.id))`
+
+// eventsWaiting reports whether committed events lie past the cursor.
+func (p *Publisher) eventsWaiting(ctx context.Context) bool {
+	var waiting bool
+	if err := p.db.GetContext(ctx, &waiting, eventsWaitingSQL, Consumer); err != nil {
+		return false
+	}
+	return waiting
+}
+
+// maintain trims the change log and old tombstones every minute.
 func (p *Publisher) maintain(ctx context.Context) {
-	flush := time.NewTicker(250 * time.Millisecond)
-	defer flush.Stop()
-	trim := time.NewTicker(time.Minute)
-	defer trim.Stop()
+	t := time.NewTicker(time.Minute)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-flush.C:
-			if err := p.FlushFeed(ctx); err != nil && ctx.Err() == nil {
-				p.log.Warn("publisher: flush feed", "err", err)
-			}
-		case <-trim.C:
+		case <-t.C:
 			if err := p.trim(ctx); err != nil && ctx.Err() == nil {
 				p.log.Warn("publisher: trim", "err", err)
 			}
@@ -284,7 +302,7 @@ func (p *Publisher) Drain(ctx context.Context) error {
 	}
 	err := p.db.GetContext(ctx, &last, lastEventSQL)
 	if isNoRows(err) {
-		return p.FlushFeed(ctx)
+		return p.drainFeed(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("drain: %w", err)
@@ -302,12 +320,39 @@ func (p *Publisher) Drain(ctx context.Context) error {
 			return fmt.Errorf("drain: %w", err)
 		}
 		if done {
-			return p.FlushFeed(ctx)
+			return p.drainFeed(ctx)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return err
 		}
+	}
+}
+
+// drainFeed flushes the feed until it lists every change recorded so far.
+func (p *Publisher) drainFeed(ctx context.Context) error {
+	var upTo int64
+	if err := p.db.GetContext(ctx, &upTo, `SELECT coalesce(max(seq), 0) FROM object_changes`); err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	for {
+		waiting, err := p.flushFeed(ctx, upTo)
+		if err != nil || !waiting {
+			return err
+		}
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
 	}
 }

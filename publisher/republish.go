@@ -109,7 +109,7 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 	if err := p.PublishKeys(ctx, guid); err != nil {
 		return err
 	}
-	return p.FlushFeed(ctx)
+	return p.drainFeed(ctx)
 }
 
 // republishChunk renders and writes one chunk under the instance's lock.

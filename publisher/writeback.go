@@ -100,7 +100,7 @@ func (p *Publisher) RunWriteBacks(ctx context.Context) {
 			changed = changed || n > 0
 		}
 		if changed {
-			if err := p.FlushFeed(ctx); err != nil && ctx.Err() == nil {
+			if err := p.flushNow(ctx); err != nil && ctx.Err() == nil {
 				p.log.Warn("publisher: flush feed", "err", err)
 			}
 		}
