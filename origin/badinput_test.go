@@ -1,13 +1,46 @@
 package origin_test
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgecms/edgecms/content"
 )
+
+// part is one part of a multipart form: a file when fileName is set, a
+// plain field otherwise.
+type part struct{ name, fileName, data string }
+
+// form encodes parts as a multipart/form-data body.
+func form(parts ...part) typedBody {
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for _, p := range parts {
+		var w io.Writer
+		if p.fileName != "" {
+			w, _ = mw.CreateFormFile(p.name, p.fileName)
+		} else {
+			w, _ = mw.CreateFormField(p.name)
+		}
+		io.WriteString(w, p.data) // writes to memory do not fail
+	}
+	mw.Close()
+	return typedBody{mw.FormDataContentType(), b.Bytes()}
+}
+
+// tampered returns token with its first character changed: the same shape,
+// but not a token the service made.
+func tampered(token string) string {
+	if strings.HasPrefix(token, "A") {
+		return "B" + token[1:]
+	}
+	return "A" + token[1:]
+}
 
 // badCase is a request a route must refuse with status want, naming field
 // among the problem's errors when field is set.
@@ -155,6 +188,256 @@ func badCases(w world) []badCase {
 		badCase{name: "name is a number", req: req("POST", "/channels", m{"name": 5}), want: 400, field: "name"},
 		badCase{name: "duplicate", req: req("POST", "/channels", m{"name": "Website"}), want: 409},
 		badCase{name: "unknown member", req: req("POST", "/channels", m{"name": "x", "zones": 1}), want: 400, field: "zones"},
+	)
+	hook := "/webhook/" + w.webhook
+	plain := "/webhook/" + w.plain
+	hookURL := w.hookURL
+	add("POST /webhook",
+		badCase{name: "malformed JSON", req: req("POST", "/webhook", `{"url": "http://x",`), want: 400},
+		badCase{name: "empty body", req: req("POST", "/webhook", ""), want: 400},
+		badCase{name: "array body", req: req("POST", "/webhook", `[]`), want: 400},
+		badCase{name: "two values", req: req("POST", "/webhook", `{"url": "https://example.com/"} {}`), want: 400},
+		badCase{name: "unknown member", req: req("POST", "/webhook", m{"url": hookURL, "secret": "mine"}), want: 400, field: "secret"},
+		badCase{name: "url is a number", req: req("POST", "/webhook", m{"url": 5}), want: 400, field: "url"},
+		badCase{name: "name is a number", req: req("POST", "/webhook", m{"name": 5, "url": hookURL}), want: 400, field: "name"},
+		badCase{name: "enabled is a string", req: req("POST", "/webhook", m{"url": hookURL, "enabled": "yes"}), want: 400, field: "enabled"},
+		badCase{name: "no url", req: req("POST", "/webhook", m{"name": "x"}), want: 400, field: "url"},
+		badCase{name: "empty url", req: req("POST", "/webhook", m{"url": ""}), want: 400, field: "url"},
+		badCase{name: "blank url", req: req("POST", "/webhook", m{"url": "   "}), want: 400, field: "url"},
+		badCase{name: "ftp url", req: req("POST", "/webhook", m{"url": "ftp://example.com/hook"}), want: 400, field: "url"},
+		badCase{name: "javascript url", req: req("POST", "/webhook", m{"url": "javascript:alert(1)"}), want: 400, field: "url"},
+		badCase{name: "relative url", req: req("POST", "/webhook", m{"url": "/hook"}), want: 400, field: "url"},
+		badCase{name: "url with credentials", req: req("POST", "/webhook", m{"url": "https://user:pw@example.com/"}), want: 400, field: "url"},
+		badCase{name: "private address", req: req("POST", "/webhook", m{"url": "http://10.0.0.1/hook"}), want: 400, field: "url"},
+		badCase{name: "metadata address", req: req("POST", "/webhook", m{"url": "http://169.254.169.254/latest"}), want: 400, field: "url"},
+		badCase{name: "url too long", req: req("POST", "/webhook", m{"url": "https://example.com/" + strings.Repeat("a", 2048)}), want: 400, field: "url"},
+		badCase{name: "name too long", req: req("POST", "/webhook", m{"name": strings.Repeat("n", 201), "url": hookURL}), want: 400, field: "name"},
+		badCase{name: "NUL in name", req: req("POST", "/webhook", m{"name": "a\x00", "url": hookURL}), want: 400, field: "name"},
+		badCase{name: "retryCount 0", req: req("POST", "/webhook", m{"url": hookURL, "retryCount": 0}), want: 400, field: "retryCount"},
+		badCase{name: "retryCount 9", req: req("POST", "/webhook", m{"url": hookURL, "retryCount": 9}), want: 400, field: "retryCount"},
+		badCase{name: "retryCount negative", req: req("POST", "/webhook", m{"url": hookURL, "retryCount": -1}), want: 400, field: "retryCount"},
+		badCase{name: "retryCount not whole", req: req("POST", "/webhook", m{"url": hookURL, "retryCount": 2.5}), want: 400, field: "retryCount"},
+		badCase{name: "retryCount is a string", req: req("POST", "/webhook", m{"url": hookURL, "retryCount": "3"}), want: 400, field: "retryCount"},
+		badCase{name: "unknown retrySpeed", req: req("POST", "/webhook", m{"url": hookURL, "retrySpeed": "ludicrous"}), want: 400, field: "retrySpeed"},
+		badCase{name: "rowKey is a number", req: req("POST", "/webhook", m{"rowKey": 5}), want: 400, field: "rowKey"},
+		badCase{name: "unknown rowKey", req: req("POST", "/webhook", m{"rowKey": "wh_nosuch", "name": "x"}), want: 404},
+		badCase{name: "another instance's rowKey", req: req("POST", "/webhook", m{"rowKey": w.foreignWebhook, "name": "x"}), want: 404},
+		badCase{name: "update with retryCount 9", req: req("POST", "/webhook", m{"rowKey": w.webhook, "retryCount": 9}), want: 400, field: "retryCount"},
+		badCase{name: "update to an empty url", req: req("POST", "/webhook", m{"rowKey": w.webhook, "url": ""}), want: 400, field: "url"},
+		badCase{name: "update to a non-http url", req: req("POST", "/webhook", m{"rowKey": w.webhook, "url": "mailto:ops@example.com"}), want: 400, field: "url"},
+	)
+	add("GET /webhook/list",
+		badCase{name: "take 0", req: req("GET", "/webhook/list?take=0", nil), want: 400, field: "take"},
+		badCase{name: "take 101", req: req("GET", "/webhook/list?take=101", nil), want: 400, field: "take"},
+		badCase{name: "take not a number", req: req("GET", "/webhook/list?take=ten", nil), want: 400, field: "take"},
+		badCase{name: "tampered token", req: req("GET", "/webhook/list?token="+tampered(w.listToken), nil), want: 400, field: "token"},
+		badCase{name: "token not base64", req: req("GET", "/webhook/list?token=abc.def", nil), want: 400, field: "token"},
+		badCase{name: "a history token", req: req("GET", "/webhook/list?token="+w.historyToken, nil), want: 400, field: "token"},
+	)
+	add("GET /webhook/:id",
+		badCase{name: "unknown", req: req("GET", "/webhook/wh_nosuch", nil), want: 404},
+		badCase{name: "another instance's", req: req("GET", "/webhook/"+w.foreignWebhook, nil), want: 404},
+	)
+	add("DELETE /webhook/:id",
+		badCase{name: "unknown", req: req("DELETE", "/webhook/wh_nosuch", nil), want: 404},
+		badCase{name: "another instance's", req: req("DELETE", "/webhook/"+w.foreignWebhook, nil), want: 404},
+	)
+	add("POST /webhook/:id/rotate-secret",
+		badCase{name: "unknown", req: req("POST", "/webhook/wh_nosuch/rotate-secret", nil), want: 404},
+		badCase{name: "another instance's", req: req("POST", "/webhook/"+w.foreignWebhook+"/rotate-secret", nil), want: 404},
+		badCase{name: "unsigned webhook", req: req("POST", plain+"/rotate-secret", nil), want: 409},
+	)
+	add("GET /webhook/:id/history",
+		badCase{name: "unknown", req: req("GET", "/webhook/wh_nosuch/history", nil), want: 404},
+		badCase{name: "another instance's", req: req("GET", "/webhook/"+w.foreignWebhook+"/history", nil), want: 404},
+		badCase{name: "take 0", req: req("GET", hook+"/history?take=0", nil), want: 400, field: "take"},
+		badCase{name: "take 101", req: req("GET", hook+"/history?take=101", nil), want: 400, field: "take"},
+		badCase{name: "take not a number", req: req("GET", hook+"/history?take=all", nil), want: 400, field: "take"},
+		badCase{name: "range of 367 days", req: req("GET", hook+"/history?fromDate=2024-01-01&toDate=2025-01-02", nil), want: 400, field: "fromDate"},
+		badCase{name: "fromDate after toDate", req: req("GET", hook+"/history?fromDate=2025-02-01&toDate=2025-01-01", nil), want: 400, field: "fromDate"},
+		badCase{name: "toDate not a date", req: req("GET", hook+"/history?toDate=tomorrow", nil), want: 400, field: "toDate"},
+		badCase{name: "fromDate not a date", req: req("GET", hook+"/history?fromDate=2025-13-01", nil), want: 400, field: "fromDate"},
+		badCase{name: "tampered token", req: req("GET", hook+"/history?token="+tampered(w.historyToken), nil), want: 400, field: "token"},
+		badCase{name: "a list token", req: req("GET", hook+"/history?token="+w.listToken, nil), want: 400, field: "token"},
+		badCase{name: "another webhook's token", req: req("GET", plain+"/history?token="+w.historyToken, nil), want: 400, field: "token"},
+	)
+	add("POST /webhook/:id/test",
+		badCase{name: "unknown", req: req("POST", "/webhook/wh_nosuch/test", nil), want: 404},
+		badCase{name: "another instance's", req: req("POST", "/webhook/"+w.foreignWebhook+"/test", nil), want: 404},
+	)
+	add("POST /webhook/:id/history/:rowKey/redeliver",
+		badCase{name: "unknown webhook", req: req("POST", "/webhook/wh_nosuch/history/"+w.delivery+"/redeliver", nil), want: 404},
+		badCase{name: "unknown delivery", req: req("POST", hook+"/history/msg_nosuch/redeliver", nil), want: 404},
+		badCase{name: "another webhook's delivery", req: req("POST", hook+"/history/"+w.plainDelivery+"/redeliver", nil), want: 404},
+		badCase{name: "disabled webhook", req: req("POST", plain+"/history/"+w.plainDelivery+"/redeliver", nil), want: 409},
+	)
+
+	img := testPNG(1, 1)
+	asset := fmt.Sprintf("/assets/%d", w.asset)
+	upload := func(fields m) request { return req("POST", "/assets", fields) }
+	add("GET /assets",
+		badCase{name: "take 0", req: req("GET", "/assets?take=0", nil), want: 400, field: "take"},
+		badCase{name: "take 251", req: req("GET", "/assets?take=251", nil), want: 400, field: "take"},
+		badCase{name: "take not a number", req: req("GET", "/assets?take=x", nil), want: 400, field: "take"},
+		badCase{name: "skip negative", req: req("GET", "/assets?skip=-1", nil), want: 400, field: "skip"},
+	)
+	add("POST /assets",
+		badCase{name: "malformed JSON", req: req("POST", "/assets", `{"fileName": "a.png",`), want: 400},
+		badCase{name: "empty body", req: req("POST", "/assets", ""), want: 400},
+		badCase{name: "array body", req: req("POST", "/assets", `[]`), want: 400},
+		badCase{name: "no data", req: upload(m{"fileName": "a.png"}), want: 400, field: "data"},
+		badCase{name: "empty data", req: upload(m{"fileName": "a.png", "data": ""}), want: 400, field: "data"},
+		badCase{name: "data is a number", req: upload(m{"fileName": "a.png", "data": 5}), want: 400, field: "data"},
+		badCase{name: "data not base64", req: upload(m{"fileName": "a.png", "data": "!!!"}), want: 400, field: "data"},
+		badCase{name: "not an image", req: upload(m{"fileName": "a.png", "data": []byte("hello, world")}), want: 400, field: "file"},
+		badCase{name: "HTML named .png", req: upload(m{"fileName": "a.png", "data": []byte("<html><script>alert(1)</script></html>")}), want: 400, field: "file"},
+		badCase{name: "broken PNG", req: upload(m{"fileName": "a.png", "data": append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 40)...)}), want: 400, field: "file"},
+		badCase{name: "no fileName", req: upload(m{"data": img}), want: 400, field: "fileName"},
+		badCase{name: "empty fileName", req: upload(m{"fileName": " ", "data": img}), want: 400, field: "fileName"},
+		badCase{name: "fileName is a number", req: upload(m{"fileName": 5, "data": img}), want: 400, field: "fileName"},
+		badCase{name: "control character in fileName", req: upload(m{"fileName": "a\x01.png", "data": img}), want: 400, field: "fileName"},
+		badCase{name: "label too long", req: upload(m{"fileName": "a.png", "label": strings.Repeat("l", 1001), "data": img}), want: 400, field: "label"},
+		badCase{name: "NUL in label", req: upload(m{"fileName": "a.png", "label": "a\x00", "data": img}), want: 400, field: "label"},
+		badCase{name: "unknown member", req: upload(m{"fileName": "a.png", "data": img, "width": 1}), want: 400, field: "width"},
+		badCase{name: "form: not an image", req: req("POST", "/assets", form(part{"file", "a.png", "hello"})), want: 400, field: "file"},
+		badCase{name: "form: empty file", req: req("POST", "/assets", form(part{"file", "a.png", ""})), want: 400, field: "file"},
+		badCase{name: "form: no file part", req: req("POST", "/assets", form(part{"label", "", "x"})), want: 400, field: "file"},
+		badCase{name: "form: two files", req: req("POST", "/assets", form(part{"file", "a.png", string(img)}, part{"file", "b.png", string(img)})), want: 400, field: "file"},
+		badCase{name: "form: file in another part", req: req("POST", "/assets", form(part{"image", "a.png", string(img)})), want: 400, field: "image"},
+		badCase{name: "form: unknown field", req: req("POST", "/assets", form(part{"file", "a.png", string(img)}, part{"colour", "", "red"})), want: 400, field: "colour"},
+		badCase{name: "form: empty fileName", req: req("POST", "/assets", form(part{"file", "a.png", string(img)}, part{"fileName", "", " "})), want: 400, field: "fileName"},
+		badCase{name: "form: malformed", req: req("POST", "/assets", typedBody{"multipart/form-data; boundary=xyz", []byte("not a form")}), want: 400},
+		badCase{name: "form: no boundary", req: req("POST", "/assets", typedBody{"multipart/form-data", []byte("--x\r\n")}), want: 400},
+	)
+	add("GET /assets/:id",
+		badCase{name: "non-integer id", req: req("GET", "/assets/abc", nil), want: 400, field: "id"},
+		badCase{name: "zero id", req: req("GET", "/assets/0", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("GET", "/assets/999999", nil), want: 404},
+		badCase{name: "another instance's", req: req("GET", fmt.Sprintf("/assets/%d", w.foreignAsset), nil), want: 404},
+	)
+	add("PATCH /assets/:id",
+		badCase{name: "malformed JSON", req: req("PATCH", asset, malformed), want: 400},
+		badCase{name: "empty body", req: req("PATCH", asset, ""), want: 400},
+		badCase{name: "label is a number", req: req("PATCH", asset, m{"label": 5}), want: 400, field: "label"},
+		badCase{name: "empty fileName", req: req("PATCH", asset, m{"fileName": ""}), want: 400, field: "fileName"},
+		badCase{name: "label too long", req: req("PATCH", asset, m{"label": strings.Repeat("l", 1001)}), want: 400, field: "label"},
+		badCase{name: "NUL in fileName", req: req("PATCH", asset, m{"fileName": "a\x00.png"}), want: 400, field: "fileName"},
+		badCase{name: "unknown member", req: req("PATCH", asset, m{"size": 5}), want: 400, field: "size"},
+		badCase{name: "non-integer id", req: req("PATCH", "/assets/abc", m{"label": "x"}), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("PATCH", "/assets/999999", m{"label": "x"}), want: 404},
+		badCase{name: "another instance's", req: req("PATCH", fmt.Sprintf("/assets/%d", w.foreignAsset), m{"label": "x"}), want: 404},
+	)
+	add("DELETE /assets/:id",
+		badCase{name: "non-integer id", req: req("DELETE", "/assets/1e3", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("DELETE", "/assets/999999", nil), want: 404},
+		badCase{name: "another instance's", req: req("DELETE", fmt.Sprintf("/assets/%d", w.foreignAsset), nil), want: 404},
+		badCase{name: "in a gallery", req: req("DELETE", asset, nil), want: 409},
+		badCase{name: "an item's image", req: req("DELETE", fmt.Sprintf("/assets/%d", w.used), nil), want: 409},
+	)
+	gallery := fmt.Sprintf("/galleries/%d", w.gallery)
+	add("POST /galleries",
+		badCase{name: "malformed JSON", req: req("POST", "/galleries", malformed), want: 400},
+		badCase{name: "empty body", req: req("POST", "/galleries", ""), want: 400},
+		badCase{name: "no name", req: req("POST", "/galleries", m{"description": "x"}), want: 400, field: "name"},
+		badCase{name: "empty name", req: req("POST", "/galleries", m{"name": " "}), want: 400, field: "name"},
+		badCase{name: "name is a number", req: req("POST", "/galleries", m{"name": 5}), want: 400, field: "name"},
+		badCase{name: "name too long", req: req("POST", "/galleries", m{"name": strings.Repeat("n", 201)}), want: 400, field: "name"},
+		badCase{name: "description too long", req: req("POST", "/galleries", m{"name": "x", "description": strings.Repeat("d", 2001)}), want: 400, field: "description"},
+		badCase{name: "NUL in name", req: req("POST", "/galleries", m{"name": "a\x00"}), want: 400, field: "name"},
+		badCase{name: "unknown member", req: req("POST", "/galleries", m{"name": "x", "media": []int{}}), want: 400, field: "media"},
+		badCase{name: "duplicate in another case", req: req("POST", "/galleries", m{"name": "PHOTOS"}), want: 409},
+	)
+	add("GET /galleries/:id",
+		badCase{name: "non-integer id", req: req("GET", "/galleries/photos", nil), want: 400, field: "id"},
+		badCase{name: "zero id", req: req("GET", "/galleries/0", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("GET", "/galleries/999999", nil), want: 404},
+		badCase{name: "another instance's", req: req("GET", fmt.Sprintf("/galleries/%d", w.foreignGallery), nil), want: 404},
+	)
+	add("PATCH /galleries/:id",
+		badCase{name: "malformed JSON", req: req("PATCH", gallery, malformed), want: 400},
+		badCase{name: "empty name", req: req("PATCH", gallery, m{"name": ""}), want: 400, field: "name"},
+		badCase{name: "description is a number", req: req("PATCH", gallery, m{"description": 5}), want: 400, field: "description"},
+		badCase{name: "unknown member", req: req("PATCH", gallery, m{"count": 5}), want: 400, field: "count"},
+		badCase{name: "duplicate name", req: req("PATCH", gallery, m{"name": "shown"}), want: 409},
+		badCase{name: "non-integer id", req: req("PATCH", "/galleries/x", m{"name": "x"}), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("PATCH", "/galleries/999999", m{"name": "x"}), want: 404},
+		badCase{name: "another instance's", req: req("PATCH", fmt.Sprintf("/galleries/%d", w.foreignGallery), m{"name": "x"}), want: 404},
+	)
+	add("DELETE /galleries/:id",
+		badCase{name: "non-integer id", req: req("DELETE", "/galleries/x", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("DELETE", "/galleries/999999", nil), want: 404},
+		badCase{name: "another instance's", req: req("DELETE", fmt.Sprintf("/galleries/%d", w.foreignGallery), nil), want: 404},
+		badCase{name: "an item's gallery", req: req("DELETE", fmt.Sprintf("/galleries/%d", w.shown), nil), want: 409},
+	)
+	add("POST /galleries/:id/assets",
+		badCase{name: "malformed JSON", req: req("POST", gallery+"/assets", `{"assetIDs": [1,`), want: 400},
+		badCase{name: "no assetIDs", req: req("POST", gallery+"/assets", m{}), want: 400, field: "assetIDs"},
+		badCase{name: "empty assetIDs", req: req("POST", gallery+"/assets", m{"assetIDs": []int64{}}), want: 400, field: "assetIDs"},
+		badCase{name: "ids are strings", req: req("POST", gallery+"/assets", m{"assetIDs": []string{"1"}}), want: 400, field: "assetIDs"},
+		badCase{name: "in the gallery already", req: req("POST", gallery+"/assets", m{"assetIDs": []int64{w.asset}}), want: 400, field: "assetIDs"},
+		badCase{name: "listed twice", req: req("POST", gallery+"/assets", m{"assetIDs": []int64{w.spare, w.spare}}), want: 400, field: "assetIDs"},
+		badCase{name: "unknown asset", req: req("POST", gallery+"/assets", m{"assetIDs": []int64{w.spare, 999999}}), want: 400, field: "assetIDs"},
+		badCase{name: "another instance's asset", req: req("POST", gallery+"/assets", m{"assetIDs": []int64{w.foreignAsset}}), want: 400, field: "assetIDs"},
+		badCase{name: "unknown member", req: req("POST", gallery+"/assets", m{"assetIDs": []int64{w.spare}, "position": 0}), want: 400, field: "position"},
+		badCase{name: "non-integer id", req: req("POST", "/galleries/x/assets", m{"assetIDs": []int64{w.spare}}), want: 400, field: "id"},
+		badCase{name: "unknown gallery", req: req("POST", "/galleries/999999/assets", m{"assetIDs": []int64{w.spare}}), want: 404},
+		badCase{name: "another instance's gallery", req: req("POST", fmt.Sprintf("/galleries/%d/assets", w.foreignGallery), m{"assetIDs": []int64{w.spare}}), want: 404},
+	)
+	add("PUT /galleries/:id/assets/order",
+		badCase{name: "malformed JSON", req: req("PUT", gallery+"/assets/order", malformed), want: 400},
+		badCase{name: "no assetIDs", req: req("PUT", gallery+"/assets/order", m{}), want: 400, field: "assetIDs"},
+		badCase{name: "assetIDs is a string", req: req("PUT", gallery+"/assets/order", m{"assetIDs": "1"}), want: 400, field: "assetIDs"},
+		badCase{name: "incomplete", req: req("PUT", gallery+"/assets/order", m{"assetIDs": []int64{}}), want: 400, field: "assetIDs"},
+		badCase{name: "not in the gallery", req: req("PUT", gallery+"/assets/order", m{"assetIDs": []int64{w.spare}}), want: 400, field: "assetIDs"},
+		badCase{name: "repeated", req: req("PUT", gallery+"/assets/order", m{"assetIDs": []int64{w.asset, w.asset}}), want: 400, field: "assetIDs"},
+		badCase{name: "non-integer id", req: req("PUT", "/galleries/x/assets/order", m{"assetIDs": []int64{w.asset}}), want: 400, field: "id"},
+		badCase{name: "unknown gallery", req: req("PUT", "/galleries/999999/assets/order", m{"assetIDs": []int64{}}), want: 404},
+	)
+	add("DELETE /galleries/:id/assets/:assetID",
+		badCase{name: "not in the gallery", req: req("DELETE", fmt.Sprintf("%s/assets/%d", gallery, w.spare), nil), want: 404},
+		badCase{name: "unknown asset", req: req("DELETE", gallery+"/assets/999999", nil), want: 404},
+		badCase{name: "non-integer asset", req: req("DELETE", gallery+"/assets/x", nil), want: 400, field: "assetID"},
+		badCase{name: "non-integer id", req: req("DELETE", fmt.Sprintf("/galleries/x/assets/%d", w.asset), nil), want: 400, field: "id"},
+		badCase{name: "unknown gallery", req: req("DELETE", fmt.Sprintf("/galleries/999999/assets/%d", w.asset), nil), want: 404},
+	)
+	redirect := fmt.Sprintf("/redirections/%d", w.redirect)
+	add("POST /redirections",
+		badCase{name: "malformed JSON", req: req("POST", "/redirections", malformed), want: 400},
+		badCase{name: "empty body", req: req("POST", "/redirections", ""), want: 400},
+		badCase{name: "no originUrl", req: req("POST", "/redirections", m{"destinationUrl": "/x"}), want: 400, field: "originUrl"},
+		badCase{name: "empty originUrl", req: req("POST", "/redirections", m{"originUrl": "", "destinationUrl": "/x"}), want: 400, field: "originUrl"},
+		badCase{name: "no destinationUrl", req: req("POST", "/redirections", m{"originUrl": "/x"}), want: 400, field: "destinationUrl"},
+		badCase{name: "originUrl is a number", req: req("POST", "/redirections", m{"originUrl": 5, "destinationUrl": "/x"}), want: 400, field: "originUrl"},
+		badCase{name: "javascript destination", req: req("POST", "/redirections", m{"originUrl": "/x", "destinationUrl": "javascript:alert(1)"}), want: 400, field: "destinationUrl"},
+		badCase{name: "scheme-relative destination", req: req("POST", "/redirections", m{"originUrl": "/x", "destinationUrl": "//evil.example/"}), want: 400, field: "destinationUrl"},
+		badCase{name: "space in originUrl", req: req("POST", "/redirections", m{"originUrl": "/a b", "destinationUrl": "/x"}), want: 400, field: "originUrl"},
+		badCase{name: "to itself", req: req("POST", "/redirections", m{"originUrl": "/x", "destinationUrl": "/x"}), want: 400, field: "destinationUrl"},
+		badCase{name: "status 307", req: req("POST", "/redirections", m{"originUrl": "/x", "destinationUrl": "/y", "statusCode": 307}), want: 400, field: "statusCode"},
+		badCase{name: "status is a string", req: req("POST", "/redirections", m{"originUrl": "/x", "destinationUrl": "/y", "statusCode": "301"}), want: 400, field: "statusCode"},
+		badCase{name: "NUL in destinationUrl", req: req("POST", "/redirections", m{"originUrl": "/x", "destinationUrl": "/y\x00"}), want: 400, field: "destinationUrl"},
+		badCase{name: "unknown member", req: req("POST", "/redirections", m{"from": "/x"}), want: 400, field: "from"},
+		badCase{name: "duplicate in another case", req: req("POST", "/redirections", m{"originUrl": "/OLD", "destinationUrl": "/y"}), want: 409},
+	)
+	add("GET /redirections/:id",
+		badCase{name: "non-integer id", req: req("GET", "/redirections/old", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("GET", "/redirections/999999", nil), want: 404},
+		badCase{name: "another instance's", req: req("GET", fmt.Sprintf("/redirections/%d", w.foreignRedir), nil), want: 404},
+	)
+	add("PUT /redirections/:id",
+		badCase{name: "malformed JSON", req: req("PUT", redirect, malformed), want: 400},
+		badCase{name: "empty destinationUrl", req: req("PUT", redirect, m{"destinationUrl": ""}), want: 400, field: "destinationUrl"},
+		badCase{name: "to itself", req: req("PUT", redirect, m{"destinationUrl": "/old"}), want: 400, field: "destinationUrl"},
+		badCase{name: "status 303", req: req("PUT", redirect, m{"statusCode": 303}), want: 400, field: "statusCode"},
+		badCase{name: "unknown member", req: req("PUT", redirect, m{"id": 5}), want: 400, field: "id"},
+		badCase{name: "duplicate origin", req: req("PUT", redirect, m{"originUrl": "/Gone"}), want: 409},
+		badCase{name: "non-integer id", req: req("PUT", "/redirections/x", m{"statusCode": 302}), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("PUT", "/redirections/999999", m{"statusCode": 302}), want: 404},
+		badCase{name: "another instance's", req: req("PUT", fmt.Sprintf("/redirections/%d", w.foreignRedir), m{"statusCode": 302}), want: 404},
+	)
+	add("DELETE /redirections/:id",
+		badCase{name: "non-integer id", req: req("DELETE", "/redirections/-1", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("DELETE", "/redirections/999999", nil), want: 404},
+		badCase{name: "another instance's", req: req("DELETE", fmt.Sprintf("/redirections/%d", w.foreignRedir), nil), want: 404},
 	)
 	add("GET /:locale/items",
 		badCase{name: "no container", req: req("GET", "/en-us/items", nil), want: 400, field: "container"},
@@ -319,7 +602,7 @@ func badCases(w world) []badCase {
 // TestBadInput sends every bad input to its route: each answers its status
 // with a problem document, and nothing is written.
 func TestBadInput(t *testing.T) {
-	h := newHarness(t)
+	h := newFullHarness(t)
 	w := h.populate()
 	cases := badCases(w)
 

@@ -6,11 +6,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"sort"
 	"strings"
 	"testing"
 
@@ -20,6 +24,9 @@ import (
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/store"
+	"github.com/edgecms/edgecms/webhooks"
+	"github.com/edgecms/edgecms/webhooks/egress"
 )
 
 // harness is one origin on a fresh database with one instance (locales en-us
@@ -33,6 +40,12 @@ type harness struct {
 	guid   string
 	tokens map[content.Role]string
 	addr   string // address of the real listener, once started
+
+	// Set by newFullHarness: the origin's webhooks store, its asset store,
+	// and a receiver of webhook deliveries that answers 204.
+	hooks    *webhooks.Store
+	objects  *store.Memory
+	receiver *httptest.Server
 }
 
 const testGuid = "test-site"
@@ -60,6 +73,37 @@ func newHarness(t *testing.T) *harness {
 	}
 	h.srv = origin.New(origin.Config{}, store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return h
+}
+
+// newFullHarness is a harness whose origin also serves the webhook routes
+// (deliveries may reach loopback, where its receiver listens) and the asset
+// routes (bytes in memory), with the default body limit.
+func newFullHarness(t *testing.T) *harness {
+	t.Helper()
+	h := newHarness(t)
+	hooks, err := webhooks.NewStore(h.db, webhooks.Options{Key: bytes.Repeat([]byte{9}, webhooks.KeySize),
+		Policy: egress.NewPolicy(netip.MustParsePrefix("127.0.0.0/8"))})
+	if err != nil {
+		t.Fatalf("webhooks.NewStore: %v", err)
+	}
+	h.hooks, h.objects = hooks, store.NewMemory(nil)
+	h.receiver = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(h.receiver.Close)
+	h.srv = origin.New(origin.Config{Webhooks: h.hooks, Assets: h.objects}, h.store,
+		slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	return h
+}
+
+// testPNG encodes a width x height grey PNG.
+func testPNG(width, height int) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, width, height))); err != nil {
+		panic(err) // encoding to memory does not fail
+	}
+	return b.Bytes()
 }
 
 // testWriter sends the origin's log lines to the test log, so that a 5xx
@@ -100,12 +144,27 @@ func (r response) object(t *testing.T) map[string]any {
 }
 
 // request describes one management request: the path is relative to
-// /api/v1/instance/{guid}; body is sent as is when a string or []byte, and
-// as JSON otherwise (nil: no body).
+// /api/v1/instance/{guid}; body is sent as is when a string, []byte or
+// typedBody, and as JSON otherwise (nil: no body).
 type request struct {
 	method string
 	path   string
 	body   any
+}
+
+// typedBody is a request body sent as is with its own Content-Type (a
+// multipart form, say), where other bodies are sent as application/json.
+type typedBody struct {
+	contentType string
+	data        []byte
+}
+
+// contentType is the Content-Type a request body is sent with.
+func contentType(body any) string {
+	if b, ok := body.(typedBody); ok {
+		return b.contentType
+	}
+	return "application/json"
 }
 
 func (rq request) String() string { return rq.method + " " + rq.path }
@@ -120,6 +179,8 @@ func bodyBytes(t *testing.T, body any) []byte {
 		return []byte(b)
 	case []byte:
 		return b
+	case typedBody:
+		return b.data
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -132,11 +193,23 @@ func bodyBytes(t *testing.T, body any) []byte {
 const bodyLimit = 2 << 20
 
 // raw sends a request to an absolute path with the given Authorization header
-// value (none when empty). A body over the limit goes through oversize.
+// value (none when empty), and a body as JSON. A body over the limit goes
+// through oversize.
 func (h *harness) raw(method, path, authorization string, body []byte) response {
+	h.t.Helper()
+	return h.rawTyped(method, path, authorization, "application/json", body)
+}
+
+// rawTyped is raw with the body's Content-Type. A multipart body goes to a
+// real listener: the server reads such a body with the request, and
+// App().Test reports its read error instead of the answer it writes.
+func (h *harness) rawTyped(method, path, authorization, ctype string, body []byte) response {
 	h.t.Helper()
 	if len(body) > bodyLimit {
 		return h.oversize(method, path, authorization, len(body))
+	}
+	if strings.HasPrefix(ctype, "multipart/") {
+		return h.overTCP(method, path, authorization, ctype, body)
 	}
 	var rd io.Reader
 	if body != nil {
@@ -144,7 +217,7 @@ func (h *harness) raw(method, path, authorization string, body []byte) response 
 	}
 	req := httptest.NewRequest(method, path, rd)
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", ctype)
 	}
 	if authorization != "" {
 		req.Header.Set("Authorization", authorization)
@@ -182,6 +255,24 @@ func (h *harness) oversize(method, path, authorization string, size int) respons
 	return readResponse(h.t, method+" "+path, res)
 }
 
+// overTCP sends a request to a real listener.
+func (h *harness) overTCP(method, path, authorization, ctype string, body []byte) response {
+	h.t.Helper()
+	req, err := http.NewRequest(method, "http://"+h.listen()+path, bytes.NewReader(body))
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	req.Header.Set("Content-Type", ctype)
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return readResponse(h.t, method+" "+path, res)
+}
+
 func readResponse(t *testing.T, what string, res *http.Response) response {
 	t.Helper()
 	defer res.Body.Close()
@@ -201,7 +292,7 @@ func (h *harness) as(role content.Role, rq request) response {
 // withToken sends rq to this instance's management API with a bearer token.
 func (h *harness) withToken(token string, rq request) response {
 	h.t.Helper()
-	return h.raw(rq.method, h.base()+rq.path, "Bearer "+token, bodyBytes(h.t, rq.body))
+	return h.rawTyped(rq.method, h.base()+rq.path, "Bearer "+token, contentType(rq.body), bodyBytes(h.t, rq.body))
 }
 
 // listen serves the origin on a loopback port, once, until the test ends,
@@ -293,10 +384,16 @@ func checkProblem(t *testing.T, what string, r response, want int, field string)
 var fingerprintTables = []string{
 	"instances", "locales", "api_keys", "tokens", "models", "containers", "items", "item_copies",
 	"channels", "page_models", "pages", "page_copies", "events",
+	// schema/003_webhooks.sql
+	"webhooks", "webhook_deliveries", "webhook_awaiting",
+	// schema/004_media.sql
+	"assets", "galleries", "gallery_assets", "redirections", "redirection_versions",
+	"sync_changes", "sync_stamped", "sync_floors",
 }
 
 // fingerprint returns, per table, its row count and a hash of its rows, so
-// that any insert, update or delete shows.
+// that any insert, update or delete shows; and, when the harness has an
+// asset store, the keys and ETags of its objects under "objects".
 func (h *harness) fingerprint() map[string]string {
 	h.t.Helper()
 	out := map[string]string{}
@@ -309,13 +406,26 @@ func (h *harness) fingerprint() map[string]string {
 		}
 		out[tb] = fmt.Sprintf("%d rows, %s", n, sum)
 	}
+	if h.objects != nil {
+		var objs []string
+		err := h.objects.List(context.Background(), "", func(i store.Info) error {
+			objs = append(objs, i.Key+" "+i.ETag)
+			return nil
+		})
+		if err != nil {
+			h.t.Fatalf("fingerprint objects: %v", err)
+		}
+		sort.Strings(objs)
+		out["objects"] = strings.Join(objs, "|")
+	}
 	return out
 }
 
-// changedTables lists the tables whose fingerprint differs.
+// changedTables lists the tables (and "objects", the asset store) whose
+// fingerprint differs.
 func changedTables(before, after map[string]string) []string {
 	var out []string
-	for _, tb := range fingerprintTables {
+	for _, tb := range append(fingerprintTables, "objects") {
 		if before[tb] != after[tb] {
 			out = append(out, tb)
 		}
@@ -333,6 +443,24 @@ type world struct {
 	component      int64 // a Hero component in parent's MainContentZone (en-us)
 	apiKey         int64
 	spareToken     int64
+
+	// Filled only on a newFullHarness:
+	hookURL        string // where the receiver listens
+	webhook        string // a signed webhook with two test deliveries
+	delivery       string // the older of them
+	plain          string // an unsigned, disabled webhook with one test delivery
+	plainDelivery  string
+	listToken      string // the token of a list of webhooks by one
+	historyToken   string // the token of webhook's history by one
+	asset, spare   int64  // assets: asset is in gallery, spare in none
+	used           int64  // an asset that an item's image field shows
+	gallery, shown int64  // galleries: "Photos" holds asset, "Shown" is in an item's gallery field
+	redirect       int64  // a redirection /old -> /new
+	otherRedirect  int64  // a redirection /gone -> /
+	foreignWebhook string // a webhook, an asset, a gallery and a redirection of another instance
+	foreignAsset   int64
+	foreignGallery int64
+	foreignRedir   int64
 }
 
 func raw(s string) json.RawMessage { return json.RawMessage(s) }
@@ -407,5 +535,140 @@ func (h *harness) populate() world {
 	tok, _, err := s.CreateToken(ctx, inst, "spare", content.RoleEdit)
 	check("token", err)
 	w.spareToken = tok.ID
+	if h.hooks != nil {
+		h.populateWebhooks(&w)
+	}
+	if h.objects != nil {
+		h.populateMedia(&w)
+	}
 	return w
+}
+
+// elsewhere returns a second instance, made on first use.
+func (h *harness) elsewhere() content.Instance {
+	h.t.Helper()
+	inst, err := h.store.Instance(context.Background(), "elsewhere")
+	if err == nil {
+		return inst
+	}
+	inst, err = h.store.CreateInstance(context.Background(), "elsewhere", []content.Locale{{Code: "en-us", Name: "English"}})
+	if err != nil {
+		h.t.Fatalf("populate: instance elsewhere: %v", err)
+	}
+	return inst
+}
+
+// populateWebhooks adds the webhooks of a world, and their test
+// deliveries (which reach the receiver).
+func (h *harness) populateWebhooks(w *world) {
+	t := h.t
+	t.Helper()
+	ctx := context.Background()
+	check := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("populate: %s: %v", what, err)
+		}
+	}
+	w.hookURL = h.receiver.URL + "/hook"
+	wh, _, err := h.hooks.Save(ctx, h.inst, webhooks.Input{Name: ptr("Site"), URL: ptr(w.hookURL),
+		ContentPublishEvents: ptr(true), SecureDeliveryEnabled: ptr(true)})
+	check("webhook", err)
+	w.webhook = wh.RowKey
+	d, err := h.hooks.Test(ctx, h.inst, w.webhook)
+	check("test delivery", err)
+	w.delivery = d.RowKey
+	_, err = h.hooks.Test(ctx, h.inst, w.webhook)
+	check("test delivery", err)
+	wh, _, err = h.hooks.Save(ctx, h.inst, webhooks.Input{Name: ptr("Plain"), URL: ptr(w.hookURL + "/plain"), Enabled: ptr(false)})
+	check("webhook", err)
+	w.plain = wh.RowKey
+	d, err = h.hooks.Test(ctx, h.inst, w.plain)
+	check("test delivery", err)
+	w.plainDelivery = d.RowKey
+
+	list, err := h.hooks.Webhooks(ctx, h.inst, 1, "")
+	check("list webhooks", err)
+	hist, err := h.hooks.History(ctx, h.inst, w.webhook, webhooks.HistoryQuery{Take: "1"})
+	check("history", err)
+	if list.Token == nil || hist.Token == nil {
+		t.Fatalf("populate: lists by one have no next token: %+v, %+v", list, hist)
+	}
+	w.listToken, w.historyToken = *list.Token, *hist.Token
+
+	wh, _, err = h.hooks.Save(ctx, h.elsewhere(), webhooks.Input{URL: ptr(w.hookURL)})
+	check("webhook elsewhere", err)
+	w.foreignWebhook = wh.RowKey
+}
+
+// putAsset stores the bytes of an image in the harness's asset store and
+// records an asset of inst for them, as an upload does.
+func (h *harness) putAsset(inst content.Instance, name string, body []byte) content.Asset {
+	h.t.Helper()
+	ctx := context.Background()
+	file, err := content.InspectAsset(body)
+	if err != nil {
+		h.t.Fatalf("populate: asset %s: %v", name, err)
+	}
+	if _, err := h.objects.Put(ctx, store.Object{Key: file.Key(inst.Guid), Body: body, ContentType: file.ContentType,
+		CacheControl: "public, max-age=31536000, immutable"}); err != nil {
+		h.t.Fatalf("populate: asset %s: %v", name, err)
+	}
+	a, err := h.store.CreateAsset(ctx, inst, content.NewAsset{File: file, FileName: name,
+		URL: "http://example.com/api/assets/" + inst.Guid + "/" + file.Name()})
+	if err != nil {
+		h.t.Fatalf("populate: asset %s: %v", name, err)
+	}
+	return a
+}
+
+// populateMedia adds the assets, galleries and redirections of a world,
+// and an item (container photos) that uses one asset and one gallery.
+func (h *harness) populateMedia(w *world) {
+	t := h.t
+	t.Helper()
+	ctx := context.Background()
+	s, inst := h.store, h.inst
+	check := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("populate: %s: %v", what, err)
+		}
+	}
+	w.asset = h.putAsset(inst, "beans.png", testPNG(2, 2)).ID
+	w.spare = h.putAsset(inst, "spare.png", testPNG(3, 2)).ID
+	w.used = h.putAsset(inst, "used.png", testPNG(4, 2)).ID
+	g, err := s.CreateGallery(ctx, inst, content.GalleryInput{Name: ptr("Photos")})
+	check("gallery Photos", err)
+	w.gallery = g.ID
+	_, err = s.AddGalleryAssets(ctx, inst, w.gallery, []int64{w.asset})
+	check("gallery assets", err)
+	g, err = s.CreateGallery(ctx, inst, content.GalleryInput{Name: ptr("Shown")})
+	check("gallery Shown", err)
+	w.shown = g.ID
+
+	_, err = s.CreateModel(ctx, inst, content.Model{Name: "Photo", Kind: "content", Fields: content.Fields{
+		{Name: "image", Type: content.TypeImage}, {Name: "gallery", Type: content.TypeGallery}}})
+	check("model Photo", err)
+	_, err = s.CreateContainer(ctx, inst, "photos", "Photo")
+	check("container photos", err)
+	_, err = s.CreateItem(ctx, inst, "en-us", "photos", map[string]json.RawMessage{
+		"image": raw(fmt.Sprintf(`{"assetID": %d}`, w.used)), "gallery": raw(fmt.Sprintf(`{"galleryID": %d}`, w.shown))})
+	check("item photo", err)
+
+	r, err := s.CreateRedirection(ctx, inst, content.RedirectionInput{OriginURL: ptr("/old"), DestinationURL: ptr("/new")})
+	check("redirection", err)
+	w.redirect = r.ID
+	r, err = s.CreateRedirection(ctx, inst, content.RedirectionInput{OriginURL: ptr("/gone"), DestinationURL: ptr("/")})
+	check("redirection", err)
+	w.otherRedirect = r.ID
+
+	other := h.elsewhere()
+	w.foreignAsset = h.putAsset(other, "theirs.png", testPNG(5, 2)).ID
+	g, err = s.CreateGallery(ctx, other, content.GalleryInput{Name: ptr("Theirs")})
+	check("gallery elsewhere", err)
+	w.foreignGallery = g.ID
+	r, err = s.CreateRedirection(ctx, other, content.RedirectionInput{OriginURL: ptr("/theirs"), DestinationURL: ptr("/")})
+	check("redirection elsewhere", err)
+	w.foreignRedir = r.ID
 }
