@@ -12,7 +12,7 @@ addr=127.0.0.1:${BENCH_PORT:-18181}
 go build -o bin/edgecms ./cmd/edgecms
 creds=$(DATABASE_URL=$db bin/edgecms demo --guid bench)
 key=$(sed -n 's/.*"fetchKey": *"\([^"]*\)".*/\1/p' <<<"$creds")
-DATABASE_URL=$db EDGECMS_FETCH_RATE_LIMIT=0 bin/edgecms serve --addr "$addr" >/tmp/edgecms-bench.log 2>&1 &
+DATABASE_URL=$db EDGECMS_FETCH_RATE_LIMIT=0 bin/edgecms origin --addr "$addr" >/tmp/edgecms-bench.log 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
 for _ in $(seq 50); do curl -sf "http://$addr/healthz" >/dev/null && break; sleep 0.2; done
