@@ -61,11 +61,16 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 			p.log.Error("publisher: CDN purge failed", "tags", len(purge), "err", err)
 		}
 	}
+	// Edges learn of the changes from the feed before the events are
+	// confirmed, so that webhooks, which wait for confirmations, go out
+	// after edges can serve the new state.
+	if changed > 0 {
+		if err := p.flushNow(ctx); err != nil {
+			p.log.Warn("publisher: flush feed", "err", err)
+		}
+	}
 	if err := p.confirm(ctx, evs); err != nil {
 		return 0, err
-	}
-	if changed > 0 {
-		p.requestFlush()
 	}
 	return len(evs), nil
 }

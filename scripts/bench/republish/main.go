@@ -36,6 +36,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -132,6 +133,7 @@ func run(ctx context.Context, serverURL string, items, workers, storeWorkers int
 		return err
 	}
 
+	meter := newCPUMeter(admin, dbName, srv.Endpoint)
 	p := publisher.New(publisher.Config{Store: st, Workers: workers, StoreWorkers: storeWorkers}, cs, log)
 	defer p.Close()
 	var total atomic.Int64
@@ -143,11 +145,13 @@ func run(ctx context.Context, serverURL string, items, workers, storeWorkers int
 		}
 		pprof.StartCPUProfile(f)
 	}
+	cpu0 := meter.sample(ctx)
 	start = time.Now()
 	if err := p.Republish(ctx, guid, progress); err != nil {
 		return err
 	}
 	first := time.Since(start)
+	cpuPub := meter.sample(ctx).sub(cpu0)
 	if cpuProfile != "" {
 		pprof.StopCPUProfile()
 	}
@@ -171,17 +175,20 @@ func run(ctx context.Context, serverURL string, items, workers, storeWorkers int
 		return rate
 	}
 	pub1 := report("into an empty bucket", first)
+	fmt.Printf("  %s\n", perThousand(cpuPub, n))
 
 	// The machine may be shared and its load changes: measure MinIO's
 	// own rate before and after a second republish into another empty
 	// bucket, and compare like with like.
 	best, bestC := 0.0, 0
 	for _, c := range []int{16, 32, 64} {
+		cpu0 := meter.sample(ctx)
 		rate, err := rawPuts(ctx, srv, sizes, c, "a")
 		if err != nil {
 			return err
 		}
 		fmt.Printf("MinIO plain PutObject loop, same sizes:    %.0f objects/s (concurrency %d)\n", rate, c)
+		fmt.Printf("  %s\n", perThousand(meter.sample(ctx).sub(cpu0), len(sizes)))
 		if rate > best {
 			best, bestC = rate, c
 		}
@@ -193,21 +200,25 @@ func run(ctx context.Context, serverURL string, items, workers, storeWorkers int
 	}
 	p2 := publisher.New(publisher.Config{Store: st2, Workers: workers, StoreWorkers: storeWorkers}, cs, log)
 	defer p2.Close()
+	cpu0 = meter.sample(ctx)
 	start = time.Now()
 	if err := p2.Republish(ctx, guid, nil); err != nil {
 		return err
 	}
 	pub2 := report("into another empty one", time.Since(start))
+	fmt.Printf("  %s\n", perThousand(meter.sample(ctx).sub(cpu0), n))
 	after, err := rawPuts(ctx, srv, sizes, bestC, "b")
 	if err != nil {
 		return err
 	}
 	fmt.Printf("MinIO plain PutObject loop, same sizes:    %.0f objects/s (concurrency %d, again)\n", after, bestC)
+	cpu0 = meter.sample(ctx)
 	start = time.Now()
 	if err := p2.Republish(ctx, guid, nil); err != nil {
 		return err
 	}
 	report("nothing changed", time.Since(start))
+	fmt.Printf("  %s\n", perThousand(meter.sample(ctx).sub(cpu0), n))
 
 	pub, raw := (pub1+pub2)/2, (best+after)/2
 	fmt.Printf("republish %.0f objects/s / MinIO PUT %.0f objects/s (concurrency %d) = %.0f %%  (target >= 70 %%)\n",
@@ -487,4 +498,75 @@ func randomBytes(n int) []byte {
 	b := make([]byte, n)
 	io.ReadFull(rand.Reader, b)
 	return b
+}
+
+// cpuMeter reads the CPU time (user + system) spent by this process, the
+// MinIO server and the Postgres backends of the scratch database, so that
+// the report can say where the work went whatever else loads the machine.
+type cpuMeter struct {
+	admin    *sqlx.DB
+	dbName   string
+	minioPID int
+}
+
+// cpuSample is CPU time in seconds.
+type cpuSample struct{ self, minio, postgres float64 }
+
+func (a cpuSample) sub(b cpuSample) cpuSample {
+	return cpuSample{a.self - b.self, a.minio - b.minio, a.postgres - b.postgres}
+}
+
+func newCPUMeter(admin *sqlx.DB, dbName, endpoint string) *cpuMeter {
+	m := &cpuMeter{admin: admin, dbName: dbName}
+	dirs, _ := os.ReadDir("/proc")
+	for _, d := range dirs {
+		cmd, err := os.ReadFile("/proc/" + d.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(cmd), "minio") && strings.Contains(string(cmd), endpoint) {
+			fmt.Sscan(d.Name(), &m.minioPID)
+		}
+	}
+	return m
+}
+
+// pg backends may come and go; a sample sums those alive, so the pool
+// keeps them (SetMaxIdleConns equals SetMaxOpenConns).
+func (m *cpuMeter) sample(ctx context.Context) cpuSample {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	s := cpuSample{self: tv(ru.Utime) + tv(ru.Stime), minio: procCPU(m.minioPID)}
+	var pids []int
+	m.admin.SelectContext(ctx, &pids, `SELECT pid FROM pg_stat_activity WHERE datname = $1`, m.dbName)
+	for _, pid := range pids {
+		s.postgres += procCPU(pid)
+	}
+	return s
+}
+
+func tv(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+
+// procCPU is utime + stime of a process from /proc/<pid>/stat, in seconds
+// (clock ticks of 1/100 s, the Linux default).
+func procCPU(pid int) float64 {
+	if pid == 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	var ut, st float64
+	fmt.Sscan(f[11], &ut)
+	fmt.Sscan(f[12], &st)
+	return (ut + st) / 100
+}
+
+// perThousand formats CPU seconds per 1000 objects.
+func perThousand(c cpuSample, n int) string {
+	k := float64(n) / 1000
+	return fmt.Sprintf("CPU s per 1000 objects: this process %.2f, MinIO %.2f, Postgres %.2f, total %.2f",
+		c.self/k, c.minio/k, c.postgres/k, (c.self+c.minio+c.postgres)/k)
 }
