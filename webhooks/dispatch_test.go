@@ -1,12 +1,14 @@
 package webhooks
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,5 +323,73 @@ func TestListen(t *testing.T) {
 		redeliver()
 		time.Sleep(200 * time.Millisecond)
 		return false
+	})
+}
+
+// TestNothingLostUnderConcurrentWriters checks that every event written
+// while a dispatcher runs gets its delivery: many content writers at once,
+// one dispatcher reading the log as they write.
+func TestNothingLostUnderConcurrentWriters(t *testing.T) {
+	e := newEnv(t)
+	e.content.Now = time.Now
+	e.store.Now = time.Now
+	e.db.SetMaxOpenConns(64)
+	rc := newReceiver(t)
+	e.webhook(rc.URL(), Input{ContentSaveEvents: ptr(true)})
+	const writers, each = 16, 40
+	ids := make([]int64, writers*each)
+	for i := range ids {
+		ids[i] = e.createItem("en-us", "v1")
+	}
+	d := NewDispatcher(e.store, DispatcherConfig{Poll: time.Millisecond}, e.d.log)
+	// Once the items' own Saved events are delivered (so that nothing
+	// merges), every writer saves its items at once.
+	var wg sync.WaitGroup
+	written := make(chan struct{})
+	started, waited := false, time.Time{}
+	missing := func() int {
+		var n int
+		if err := e.db.Get(&n, `SELECT count(*) FROM events e WHERE NOT EXISTS
+			(SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'succeeded')`); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	runFor(t, d, func() bool {
+		if !started {
+			if missing() > 0 {
+				return false
+			}
+			started = true
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for _, id := range ids[w*each : (w+1)*each] {
+						if _, err := e.content.SaveItem(e.ctx, e.inst, "en-us", id, map[string]json.RawMessage{"title": jsonOf("v2")}); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			go func() { wg.Wait(); close(written) }()
+			return false
+		}
+		select {
+		case <-written:
+		default:
+			return false
+		}
+		if waited.IsZero() {
+			waited = time.Now()
+		}
+		n := missing()
+		if n > 0 && time.Since(waited) > 20*time.Second {
+			var cur string
+			e.db.Get(&cur, `SELECT tx::text || '/' || id FROM event_cursors WHERE consumer = 'webhooks'`)
+			t.Fatalf("%d of the %d events written at once never got a delivery; the dispatcher's cursor is at %s, past them", n, writers*each, cur)
+		}
+		return n == 0
 	})
 }

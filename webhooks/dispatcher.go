@@ -344,7 +344,7 @@ func (d *Dispatcher) intakeLoop(ctx context.Context) {
 
 // intakeLockKey is the first half of the advisory lock that lets one
 // dispatcher at a time read the event log (the second is the consumer).
-const intakeLockKey = 7301968
+const intakeLockKey = 7301970
 
 // intake reads a batch of new events and, in the same transaction as it
 // moves the event log cursor past them, queues a delivery per matching
