@@ -149,17 +149,23 @@ func main() {
 	tick.Stop()
 	wg.Wait()
 	achieved := float64(n) / time.Since(begin).Seconds()
-	for rcv.count("/publish") < n {
+	for deadline := time.Now().Add(30 * time.Second); rcv.count("/publish") < n && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
 	stop()
 	<-done
 	at := rcv.arrivals("/publish")
-	fromCall, fromReturn, call := make([]time.Duration, n), make([]time.Duration, n), make([]time.Duration, n)
+	var fromCall, fromReturn, call []time.Duration
 	for i, id := range ids {
-		fromCall[i], fromReturn[i], call[i] = at[id].Sub(sent[i]), at[id].Sub(returned[i]), returned[i].Sub(sent[i])
+		call = append(call, returned[i].Sub(sent[i]))
+		if t, ok := at[id]; ok {
+			fromCall, fromReturn = append(fromCall, t.Sub(sent[i])), append(fromReturn, t.Sub(returned[i]))
+		}
 	}
 	fmt.Printf("latency: %d publishes at %.0f/s (asked %d/s), signed and verified; publisher confirmation not included\n", n, achieved, *rate)
+	if missing := n - len(fromCall); missing > 0 {
+		fmt.Printf("  %d publishes never arrived within 30 s (events the event log's reader skipped)\n", missing)
+	}
 	fmt.Printf("  publish call to receipt:          %s\n", quantiles(fromCall))
 	fmt.Printf("  publish call's return to receipt: %s\n", quantiles(fromReturn))
 	fmt.Printf("  the publish call itself:          %s\n", quantiles(call))
