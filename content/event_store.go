@@ -108,12 +108,7 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, inst Instance, e Event) error
 // still running are never returned, so no row can appear behind a position.
 const (
 	ensureCursorSQL = `INSERT INTO event_cursors (consumer) VALUES ($1) ON CONFLICT DO NOTHING`
-	readEventsSQL   = `SELECT e.id, e.tx::text AS tx, e.instance_id, e.instance_guid, e.state, e.subject, e.locale,
-			e.reference_name, e.content_id, e.page_id, e.version_id, e.change_date, e.created_at
-		FROM events e, event_cursors c
-		WHERE c.consumer = $1 AND (e.tx, e.id) > (c.tx, c.id)
-		  AND e.tx < edgecms_event_horizon()
-		ORDER BY e.tx, e.id LIMIT $2`
+	cursorSQL       = `SELECT tx::text AS tx, id FROM event_cursors WHERE consumer = $1`
 	ackEventsSQL = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now()
 		WHERE consumer = $1 AND (tx, id) < ($2::xid8, $3)`
 	trimEventsSQL = `DELETE FROM events WHERE created_at < $1
@@ -131,8 +126,14 @@ func ReadEvents(ctx context.Context, q sqlx.ExtContext, consumer string, limit i
 	if _, err := q.ExecContext(ctx, ensureCursorSQL, consumer); err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
+	// The position is read first and passed as parameters: a join with
+	// event_cursors makes Postgres scan the whole log below the horizon.
+	var pos Position
+	if err := sqlx.GetContext(ctx, q, &pos, cursorSQL, consumer); err != nil {
+		return nil, fmt.Errorf("read events: %w", err)
+	}
 	evs := []Event{}
-	if err := sqlx.SelectContext(ctx, q, &evs, readEventsSQL, consumer, limit); err != nil {
+	if err := sqlx.SelectContext(ctx, q, &evs, eventsSinceSQL, pos.Tx, pos.ID, limit); err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
 	return evs, nil
@@ -165,8 +166,8 @@ func (s *Store) TrimEvents(ctx context.Context, before time.Time) (int64, error)
 // Position is a place in the event log, for readers that keep their
 // position in memory (caches) rather than in event_cursors.
 type Position struct {
-	Tx string
-	ID int64
+	Tx string `db:"tx"`
+	ID int64  `db:"id"`
 }
 
 // Position returns the position just after e.
