@@ -25,8 +25,10 @@ type config struct {
 	EdgeCacheBytes   int64
 	EdgeFeedPoll     time.Duration
 	WebhookAllowNets string
+	WebhookTimeout   time.Duration
 
-	edgeFeedPoll string // EDGECMS_EDGE_FEED_POLL as given
+	edgeFeedPoll   string // EDGECMS_EDGE_FEED_POLL as given
+	webhookTimeout string // EDGECMS_WEBHOOK_TIMEOUT as given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -49,6 +51,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_FETCH_RATE_LIMIT", flag: "fetch-rate-limit", def: "10", usage: "direct Fetch API requests per second per API key (0: off)", num: &rate},
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
+		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
 	}
 }
@@ -89,6 +92,11 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_EDGE_FEED_POLL: want a duration between 1ms and 1m, got %q", c.edgeFeedPoll)
 	}
 	c.EdgeFeedPoll = d
+	wt, err := time.ParseDuration(c.webhookTimeout)
+	if err != nil || wt < time.Second || wt > 5*time.Minute {
+		return c, fmt.Errorf("EDGECMS_WEBHOOK_TIMEOUT: want a duration between 1s and 5m, got %q", c.webhookTimeout)
+	}
+	c.WebhookTimeout = wt
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return c, fmt.Errorf("DATABASE_URL: want a postgres:// URL")
 	}
@@ -120,7 +128,7 @@ func (c config) LogValue() slog.Value {
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
 		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit),
-		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll),
+		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
 		slog.String("webhookAllowNets", c.WebhookAllowNets),
 	)
 }

@@ -36,7 +36,7 @@ func openWebhooks(db *sqlx.DB, cfg config, log *slog.Logger) (*webhooks.Store, e
 	} else if cfg.SecretKey == "" {
 		log.Info("webhook signing secrets are encrypted with the key in a file; set EDGECMS_SECRET_KEY in production", "file", secretKeyFile)
 	}
-	return webhooks.NewStore(db, webhooks.Options{Key: key, Policy: egress.NewPolicy(nets...)})
+	return webhooks.NewStore(db, webhooks.Options{Key: key, Policy: egress.NewPolicy(nets...), Timeout: cfg.WebhookTimeout})
 }
 
 // startDispatcher runs a webhook dispatcher until ctx is cancelled. It
