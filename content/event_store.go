@@ -109,7 +109,7 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, inst Instance, e Event) error
 const (
 	ensureCursorSQL = `INSERT INTO event_cursors (consumer) VALUES ($1) ON CONFLICT DO NOTHING`
 	cursorSQL       = `SELECT tx::text AS tx, id FROM event_cursors WHERE consumer = $1`
-	ackEventsSQL = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now()
+	ackEventsSQL    = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now()
 		WHERE consumer = $1 AND (tx, id) < ($2::xid8, $3)`
 	trimEventsSQL = `DELETE FROM events WHERE created_at < $1
 		AND (tx, id) <= ALL (SELECT tx, id FROM event_cursors)`
