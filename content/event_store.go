@@ -24,13 +24,25 @@ const (
 // Subject is what an event is about.
 type Subject string
 
-// The subjects of events. Redirect and list events carry neither a contentID
-// nor a pageID.
+// The subjects of events. Redirect, list, locale and channel events carry
+// neither a contentID nor a pageID: like the spec's whole-list changes, they
+// are Deleted events that tell a receiver to drop what it holds of the
+// thing and read it again.
+//
+//   - list: a container's items changed as a whole (a reorder, the
+//     container deleted), one event per locale, with the referenceName; or
+//     the galleries changed (no locale, no referenceName).
+//   - locale: a locale was added or removed; the event's locale is its code.
+//   - channel: a sitemap channel was added, one event per locale, with the
+//     channel's name in ReferenceName (the payload leaves it out: a
+//     referenceName names a container there).
 const (
 	SubjectItem     Subject = "item"
 	SubjectPage     Subject = "page"
 	SubjectRedirect Subject = "redirect"
 	SubjectList     Subject = "list"
+	SubjectLocale   Subject = "locale"
+	SubjectChannel  Subject = "channel"
 )
 
 // Event is one row of the append-only event log: one change to one item or

@@ -29,6 +29,12 @@ func TestEventPayload(t *testing.T) {
 			`{"changeDateUTC":"2030-05-17T08:30:01.234Z","instanceGuid":"acme","languageCode":"en-us","referenceName":"Articles","state":"Deleted"}`},
 		{"redirect", Event{State: EventDeleted, Subject: SubjectRedirect, InstanceGuid: "acme", ChangeDate: at},
 			`{"changeDateUTC":"2030-05-17T08:30:01.234Z","instanceGuid":"acme","state":"Deleted"}`},
+		{"locale", Event{State: EventDeleted, Subject: SubjectLocale, InstanceGuid: "acme", Locale: ptr("de-DE"), ChangeDate: at},
+			`{"changeDateUTC":"2030-05-17T08:30:01.234Z","instanceGuid":"acme","languageCode":"de-DE","state":"Deleted"}`},
+		// The channel's name is no referenceName (which names a container).
+		{"channel", Event{State: EventDeleted, Subject: SubjectChannel, InstanceGuid: "acme", Locale: ptr("en-us"),
+			ReferenceName: ptr("footer"), ChangeDate: at},
+			`{"changeDateUTC":"2030-05-17T08:30:01.234Z","instanceGuid":"acme","languageCode":"en-us","state":"Deleted"}`},
 	}
 	for _, tt := range tests {
 		raw, err := json.Marshal(tt.e.Payload())
@@ -80,6 +86,71 @@ func TestEventRows(t *testing.T) {
 		}
 		f.checkEvents("page "+string(a), mark, pageEv(a.EventState(), "en-us", p.PageID, v, at))
 	}
+}
+
+func listEv(locale, ref string) ev {
+	return ev{State: EventDeleted, Subject: SubjectList, Locale: locale, ReferenceName: ref, ChangeDate: t0}
+}
+
+func localeEv(code string) ev {
+	return ev{State: EventDeleted, Subject: SubjectLocale, Locale: code, ChangeDate: t0}
+}
+
+func channelEv(locale, channel string) ev {
+	return ev{State: EventDeleted, Subject: SubjectChannel, Locale: locale, ReferenceName: channel, ChangeDate: t0}
+}
+
+// TestStructureEvents checks the events of changes to an instance's
+// structure, which the publisher needs to add or withdraw whole sets of
+// objects: locales added and removed, channels added, containers deleted.
+// A change that is refused writes nothing.
+func TestStructureEvents(t *testing.T) {
+	f := newFixture(t)
+	f.articles()
+
+	mark := f.lastEvent()
+	f.locale("de-DE")
+	f.checkEvents("create locale", mark, localeEv("de-DE"))
+	mark = f.lastEvent()
+	if _, err := f.s.CreateLocale(f.ctx, f.inst, Locale{Code: "DE-de", Name: "again"}); err == nil {
+		t.Fatal("a second de-de was created")
+	}
+	f.checkEvents("create a duplicate locale", mark)
+
+	mark = f.lastEvent()
+	if _, err := f.s.CreateChannel(f.ctx, f.inst, "footer"); err != nil {
+		t.Fatal(err)
+	}
+	f.checkEvents("create channel", mark, channelEv("en-us", "footer"), channelEv("fr-ca", "footer"), channelEv("de-DE", "footer"))
+	mark = f.lastEvent()
+	if _, err := f.s.CreateChannel(f.ctx, f.inst, "Footer"); err == nil {
+		t.Fatal("a second footer channel was created")
+	}
+	f.checkEvents("create a duplicate channel", mark)
+
+	f.container("Empty", "Article")
+	mark = f.lastEvent()
+	if err := f.s.DeleteContainer(f.ctx, f.inst, "empty"); err != nil {
+		t.Fatal(err)
+	}
+	f.checkEvents("delete container", mark, listEv("en-us", "Empty"), listEv("fr-ca", "Empty"), listEv("de-DE", "Empty"))
+	f.createItem("en-us", "Articles", map[string]any{"title": "T"})
+	mark = f.lastEvent()
+	if err := f.s.DeleteContainer(f.ctx, f.inst, "Articles"); err == nil {
+		t.Fatal("a container with items was deleted")
+	}
+	f.checkEvents("delete a container with items", mark)
+
+	mark = f.lastEvent()
+	if err := f.s.DeleteLocale(f.ctx, f.inst, "de-de"); err != nil {
+		t.Fatal(err)
+	}
+	f.checkEvents("delete locale", mark, localeEv("de-DE"))
+	mark = f.lastEvent()
+	if err := f.s.DeleteLocale(f.ctx, f.inst, "en-us"); err == nil {
+		t.Fatal("the default locale was deleted")
+	}
+	f.checkEvents("delete the default locale", mark)
 }
 
 // saveEvent writes one item event through the store and returns its row.

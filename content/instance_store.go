@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -77,9 +78,10 @@ func (s *Store) Instance(ctx context.Context, guid string) (Instance, error) {
 const (
 	insertLocaleSQL = `INSERT INTO locales (instance_id, code, name, is_default, position)
 		VALUES ($1, $2, $3, $4, (SELECT coalesce(max(position), 0) + 1 FROM locales WHERE instance_id = $1))`
-	selectLocalesSQL = `SELECT code, name, is_default FROM locales WHERE instance_id = $1 ORDER BY position`
-	deleteLocaleSQL  = `DELETE FROM locales WHERE instance_id = $1 AND code = $2`
-	localeUsedSQL    = `SELECT EXISTS (SELECT 1 FROM item_copies WHERE instance_id = $1 AND locale = $2)
+	selectLocalesSQL     = `SELECT code, name, is_default FROM locales WHERE instance_id = $1 ORDER BY position`
+	selectLocaleCodesSQL = `SELECT code FROM locales WHERE instance_id = $1 ORDER BY position`
+	deleteLocaleSQL      = `DELETE FROM locales WHERE instance_id = $1 AND code = $2`
+	localeUsedSQL        = `SELECT EXISTS (SELECT 1 FROM item_copies WHERE instance_id = $1 AND locale = $2)
 		OR EXISTS (SELECT 1 FROM page_copies WHERE instance_id = $1 AND locale = $2)`
 )
 
@@ -125,10 +127,22 @@ func (s *Store) Locales(ctx context.Context, inst Instance) ([]Locale, error) {
 	return ls, nil
 }
 
+// localeChanged writes the event of a locale added or removed: a Deleted
+// event without ids whose locale is the code, so that the publisher adds or
+// withdraws the locale's objects (its sitemaps and list pages).
+func localeChanged(ctx context.Context, tx *sqlx.Tx, inst Instance, code string, now time.Time) error {
+	return appendEvent(ctx, tx, inst, Event{State: EventDeleted, Subject: SubjectLocale, Locale: ptr(code), ChangeDate: now})
+}
+
 // CreateLocale adds a locale to an instance.
 func (s *Store) CreateLocale(ctx context.Context, inst Instance, l Locale) (Locale, error) {
 	l.IsDefault = false
-	err := s.transact(ctx, func(tx *sqlx.Tx) error { return insertLocale(ctx, tx, inst.ID, l) })
+	err := s.transact(ctx, func(tx *sqlx.Tx) error {
+		if err := insertLocale(ctx, tx, inst.ID, l); err != nil {
+			return err
+		}
+		return localeChanged(ctx, tx, inst, l.Code, s.now())
+	})
 	if err != nil {
 		return Locale{}, fmt.Errorf("create locale: %w", err)
 	}
@@ -136,7 +150,8 @@ func (s *Store) CreateLocale(ctx context.Context, inst Instance, l Locale) (Loca
 	return l, nil
 }
 
-// DeleteLocale removes a locale that no item or page uses and that is not the default.
+// DeleteLocale removes a locale that no item or page uses and that is not
+// the default.
 func (s *Store) DeleteLocale(ctx context.Context, inst Instance, code string) error {
 	l, err := s.Locale(ctx, inst, code)
 	if err != nil {
@@ -154,7 +169,10 @@ func (s *Store) DeleteLocale(ctx context.Context, inst Instance, code string) er
 			return problem.Conflictf("locale %q has items or pages; delete them first", l.Code)
 		}
 		res, err := tx.ExecContext(ctx, deleteLocaleSQL, inst.ID, l.Code)
-		return checkAffected(res, err, "locale %q not found", code)
+		if err := checkAffected(res, err, "locale %q not found", code); err != nil {
+			return err
+		}
+		return localeChanged(ctx, tx, inst, l.Code, s.now())
 	})
 }
 

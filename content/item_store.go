@@ -501,7 +501,7 @@ func (s *Store) ReorderContainer(ctx context.Context, inst Instance, referenceNa
 // appendListEvents writes a whole-list Deleted event for every locale.
 func appendListEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, referenceName string, now time.Time) error {
 	var locales []string
-	if err := tx.SelectContext(ctx, &locales, `SELECT code FROM locales WHERE instance_id = $1 ORDER BY position`, inst.ID); err != nil {
+	if err := tx.SelectContext(ctx, &locales, selectLocaleCodesSQL, inst.ID); err != nil {
 		return err
 	}
 	for _, l := range locales {

@@ -303,7 +303,8 @@ func containerByName(ctx context.Context, q sqlx.QueryerContext, inst Instance, 
 }
 
 // DeleteContainer deletes a container that holds no items, backs no dynamic
-// page and is linked from no model field.
+// page and is linked from no model field. It writes a whole-list Deleted
+// event per locale, so that the container's list answers are withdrawn.
 func (s *Store) DeleteContainer(ctx context.Context, inst Instance, referenceName string) error {
 	return s.transact(ctx, func(tx *sqlx.Tx) error {
 		c, err := containerByName(ctx, tx, inst, referenceName)
@@ -324,7 +325,9 @@ func (s *Store) DeleteContainer(ctx context.Context, inst Instance, referenceNam
 		} else if problem.KindOf(notFound(err, "")) != problem.NotFound {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, deleteContainerSQL, c.ID)
-		return err
+		if _, err := tx.ExecContext(ctx, deleteContainerSQL, c.ID); err != nil {
+			return err
+		}
+		return appendListEvents(ctx, tx, inst, c.ReferenceName, s.now())
 	})
 }

@@ -102,20 +102,42 @@ func (s *Store) DeletePageModel(ctx context.Context, inst Instance, name string)
 	})
 }
 
-// CreateChannel creates a sitemap channel.
+// CreateChannel creates a sitemap channel. It writes a Deleted event
+// without ids per locale (the channel's sitemaps, empty, now exist).
 func (s *Store) CreateChannel(ctx context.Context, inst Instance, name string) (Channel, error) {
 	if !namePattern.MatchString(name) {
 		return Channel{}, problem.Field("name", "must be 1 to 64 letters, digits or underscores, starting with a letter")
 	}
 	var c Channel
-	err := s.db.GetContext(ctx, &c, insertChannelRetSQL, inst.ID, name)
-	if isUniqueViolation(err) {
-		return Channel{}, problem.Conflictf("a channel named %q already exists", name)
-	}
+	err := s.transact(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &c, insertChannelRetSQL, inst.ID, name); err != nil {
+			if isUniqueViolation(err) {
+				return problem.Conflictf("a channel named %q already exists", name)
+			}
+			return err
+		}
+		return appendChannelEvents(ctx, tx, inst, c.Name, s.now())
+	})
 	if err != nil {
 		return Channel{}, fmt.Errorf("create channel: %w", err)
 	}
 	return c, nil
+}
+
+// appendChannelEvents writes the event of a channel change for every
+// locale.
+func appendChannelEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, channel string, now time.Time) error {
+	var locales []string
+	if err := tx.SelectContext(ctx, &locales, selectLocaleCodesSQL, inst.ID); err != nil {
+		return err
+	}
+	for _, l := range locales {
+		e := Event{State: EventDeleted, Subject: SubjectChannel, Locale: ptr(l), ReferenceName: ptr(channel), ChangeDate: now}
+		if err := appendEvent(ctx, tx, inst, e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Channels lists an instance's sitemap channels.

@@ -425,8 +425,15 @@ func (s *Store) SavePage(ctx context.Context, inst Instance, locale string, page
 		if _, err := tx.ExecContext(ctx, lockChannelSQL, h.ChannelID); err != nil {
 			return err
 		}
-		if err := movePage(ctx, tx, inst, &h, in.ParentPageID); err != nil {
+		moved, err := movePage(ctx, tx, inst, &h, in.ParentPageID)
+		if err != nil {
 			return err
+		}
+		if moved {
+			// The page moves in every locale: each copy's sitemap changes.
+			if err := appendMoveEvents(ctx, tx, inst, pageID, locale, s.now()); err != nil {
+				return err
+			}
 		}
 		c, err := loadPageCopy(ctx, tx, pageID, locale)
 		if problem.Is(err, problem.NotFound) {
@@ -492,39 +499,65 @@ func savePageCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, pageID int64,
 	return appendEvent(ctx, tx, inst, pageEvent(pageID, c.Locale, EventSaved, v, now))
 }
 
-// movePage moves a page under another parent (or to the root) when raw says so.
-func movePage(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, raw json.RawMessage) error {
+// movePage moves a page under another parent (or to the root) when raw
+// says so, and reports whether it moved.
+func movePage(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, raw json.RawMessage) (bool, error) {
 	set, parent, err := parentInput(raw)
 	if err != nil || !set {
-		return err
+		return false, err
 	}
 	if (parent == nil && h.ParentID == nil) || (parent != nil && h.ParentID != nil && *parent == *h.ParentID) {
-		return nil
+		return false, nil
 	}
 	if parent != nil {
 		ph, err := lockPage(ctx, tx, inst, *parent)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if ph.ChannelID != h.ChannelID {
-			return problem.Field("parentPageID", "page %d is in channel %q", *parent, ph.Channel)
+			return false, problem.Field("parentPageID", "page %d is in channel %q", *parent, ph.Channel)
 		}
 		var up []int64
 		if err := tx.SelectContext(ctx, &up, ancestorsSQL, *parent); err != nil {
-			return err
+			return false, err
 		}
 		for _, id := range up {
 			if id == h.PageID {
-				return problem.Field("parentPageID", "a page cannot move under itself or its descendants")
+				return false, problem.Field("parentPageID", "a page cannot move under itself or its descendants")
 			}
 		}
 	}
 	h.ParentID = parent
 	if _, err := tx.ExecContext(ctx, moveCopiesSQL, h.PageID, parent); err != nil {
 		if isUniqueViolation(err) {
-			return problem.Conflictf("the new parent already has a child page with the same name")
+			return false, problem.Conflictf("the new parent already has a child page with the same name")
 		}
+		return false, err
+	}
+	return true, nil
+}
+
+// otherCopiesSQL lists the live copies of a page in the locales but one.
+const otherCopiesSQL = `SELECT locale, version_id FROM page_copies
+	WHERE page_id = $1 AND locale <> $2 AND state <> 3 ORDER BY locale`
+
+// appendMoveEvents writes a Saved event for every live copy of a moved page
+// but the one in locale (whose save writes its own): the page's place in
+// the tree, and so its path in each locale's sitemap, changed in every
+// locale. The events carry each copy's current version, which the move
+// does not change.
+func appendMoveEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, pageID int64, locale string, now time.Time) error {
+	var copies []struct {
+		Locale    string `db:"locale"`
+		VersionID int64  `db:"version_id"`
+	}
+	if err := tx.SelectContext(ctx, &copies, otherCopiesSQL, pageID, locale); err != nil {
 		return err
+	}
+	for _, c := range copies {
+		if err := appendEvent(ctx, tx, inst, pageEvent(pageID, c.Locale, EventSaved, c.VersionID, now)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

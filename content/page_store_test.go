@@ -332,6 +332,7 @@ func TestMovePage(t *testing.T) {
 	}
 
 	// Move B (with its child C) under D.
+	frB := f.page("fr-ca", b.PageID).VersionID
 	mark := f.lastEvent()
 	moved, err := f.s.SavePage(f.ctx, f.inst, "en-us", b.PageID, PageInput{ParentPageID: parentRaw(d.PageID)})
 	if err != nil {
@@ -347,7 +348,12 @@ func TestMovePage(t *testing.T) {
 	if got := f.page("fr-ca", b.PageID); got.ParentPageID == nil || *got.ParentPageID != d.PageID {
 		t.Errorf("fr-ca copy of B after the move: parent %v, want %d", got.ParentPageID, d.PageID)
 	}
-	f.checkEvents("move", mark, pageEv(EventSaved, "en-us", b.PageID, moved.VersionID, t0))
+	// Every locale's sitemap changes: each live copy gets a Saved event, the
+	// other copies at their current version.
+	f.checkEvents("move", mark, pageEv(EventSaved, "fr-ca", b.PageID, frB, t0), pageEv(EventSaved, "en-us", b.PageID, moved.VersionID, t0))
+	if got := f.page("fr-ca", b.PageID).VersionID; got != frB {
+		t.Errorf("fr-ca copy of B after the move: version %d, want %d (unchanged)", got, frB)
+	}
 
 	// To the root.
 	root, err := f.s.SavePage(f.ctx, f.inst, "en-us", b.PageID, PageInput{ParentPageID: parentRaw(0)})
@@ -358,8 +364,22 @@ func TestMovePage(t *testing.T) {
 		t.Errorf("B moved to the root: path %q parent %v", root.Path, root.ParentPageID)
 	}
 	// Naming the current parent is no move.
-	if _, err := f.s.SavePage(f.ctx, f.inst, "en-us", c.PageID, PageInput{ParentPageID: parentRaw(b.PageID)}); err != nil {
+	mark = f.lastEvent()
+	saved, err := f.s.SavePage(f.ctx, f.inst, "en-us", c.PageID, PageInput{ParentPageID: parentRaw(b.PageID)})
+	if err != nil {
 		t.Errorf("save naming the current parent: %v", err)
+	}
+	f.checkEvents("save naming the current parent", mark, pageEv(EventSaved, "en-us", c.PageID, saved.VersionID, t0))
+	// A deleted copy is in no sitemap: it gets no event.
+	f.pageAction("fr-ca", b.PageID, ActionDelete)
+	mark = f.lastEvent()
+	moved, err = f.s.SavePage(f.ctx, f.inst, "en-us", b.PageID, PageInput{ParentPageID: parentRaw(d.PageID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.checkEvents("move with a deleted copy", mark, pageEv(EventSaved, "en-us", b.PageID, moved.VersionID, t0))
+	if _, err := f.s.SavePage(f.ctx, f.inst, "en-us", b.PageID, PageInput{ParentPageID: parentRaw(0)}); err != nil {
+		t.Fatal(err)
 	}
 
 	// Cycles are refused: under itself, under its child, under its grandchild.
