@@ -18,35 +18,35 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	r.Use(s.authenticate, refuseNULQuery)
 	edit, publish, manage, full := need(content.RoleEdit), need(content.RolePublish), need(content.RoleManage), need(content.RoleFull)
 
-	r.Get("/locales", edit, s.listLocales)
+	r.Get("/locales", edit, listAll(s.store.Locales))
 	r.Post("/locales", manage, s.createLocale)
-	r.Delete("/locales/:code", manage, s.deleteLocale)
+	r.Delete("/locales/:code", manage, deleteBy(textParam("code"), s.store.DeleteLocale))
 
-	r.Get("/tokens", full, s.listTokens)
+	r.Get("/tokens", full, listAll(s.store.Tokens))
 	r.Post("/tokens", full, s.createToken)
-	r.Delete("/tokens/:id", full, s.deleteToken)
+	r.Delete("/tokens/:id", full, deleteBy(idParam("id"), s.store.DeleteToken))
 
-	r.Get("/apikeys", manage, s.listAPIKeys)
+	r.Get("/apikeys", manage, listAll(s.store.APIKeys))
 	r.Post("/apikeys", manage, s.createAPIKey)
 	r.Patch("/apikeys/:id", manage, s.updateAPIKey)
 	r.Delete("/apikeys/:id", manage, s.deleteAPIKey)
 
-	r.Get("/models", edit, s.listModels)
+	r.Get("/models", edit, listAll(s.store.Models))
 	r.Post("/models", manage, s.createModel)
-	r.Get("/models/:name", edit, s.getModel)
-	r.Delete("/models/:name", manage, s.deleteModel)
+	r.Get("/models/:name", edit, getBy(textParam("name"), s.store.Model))
+	r.Delete("/models/:name", manage, deleteBy(textParam("name"), s.store.DeleteModel))
 
-	r.Get("/containers", edit, s.listContainers)
+	r.Get("/containers", edit, listAll(s.store.Containers))
 	r.Post("/containers", manage, s.createContainer)
-	r.Get("/containers/:ref", edit, s.getContainer)
-	r.Delete("/containers/:ref", manage, s.deleteContainer)
+	r.Get("/containers/:ref", edit, getBy(textParam("ref"), s.store.Container))
+	r.Delete("/containers/:ref", manage, deleteBy(textParam("ref"), s.store.DeleteContainer))
 	r.Put("/containers/:ref/order", publish, s.reorderContainer)
 
-	r.Get("/page-models", edit, s.listPageModels)
+	r.Get("/page-models", edit, listAll(s.store.PageModels))
 	r.Post("/page-models", manage, s.createPageModel)
-	r.Delete("/page-models/:name", manage, s.deletePageModel)
+	r.Delete("/page-models/:name", manage, deleteBy(textParam("name"), s.store.DeletePageModel))
 
-	r.Get("/channels", edit, s.listChannels)
+	r.Get("/channels", edit, listAll(s.store.Channels))
 	r.Post("/channels", manage, s.createChannel)
 
 	s.webhookRoutes(r)
@@ -55,22 +55,22 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	l := r.Group("/:locale")
 	l.Get("/items", edit, s.resolveLocale, s.listItems)
 	l.Post("/items", edit, s.resolveLocale, s.createItem)
-	l.Get("/items/:id", edit, s.resolveLocale, s.getItem)
+	l.Get("/items/:id", edit, s.resolveLocale, getInLocale(s.store.Item))
 	l.Put("/items/:id", edit, s.resolveLocale, s.saveItem)
-	l.Delete("/items/:id", publish, s.resolveLocale, s.deleteItem)
-	l.Put("/items/:id/schedule", publish, s.resolveLocale, s.scheduleItem)
-	l.Post("/items/:id/:action", s.resolveLocale, s.itemAction)
+	l.Delete("/items/:id", publish, s.resolveLocale, deleteInLocale(s.store.DeleteItem))
+	l.Put("/items/:id/schedule", publish, s.resolveLocale, updateInLocale(s.store.ScheduleItem))
+	l.Post("/items/:id/:action", s.resolveLocale, actionInLocale(s.store.ItemAction))
 
 	l.Get("/pages", edit, s.resolveLocale, s.listPages)
 	l.Post("/pages", edit, s.resolveLocale, s.createPage)
-	l.Get("/pages/:id", edit, s.resolveLocale, s.getPage)
-	l.Put("/pages/:id", edit, s.resolveLocale, s.savePage)
-	l.Delete("/pages/:id", publish, s.resolveLocale, s.deletePage)
-	l.Put("/pages/:id/schedule", publish, s.resolveLocale, s.schedulePage)
+	l.Get("/pages/:id", edit, s.resolveLocale, getInLocale(s.store.Page))
+	l.Put("/pages/:id", edit, s.resolveLocale, updateInLocale(s.store.SavePage))
+	l.Delete("/pages/:id", publish, s.resolveLocale, deleteInLocale(s.store.DeletePage))
+	l.Put("/pages/:id/schedule", publish, s.resolveLocale, updateInLocale(s.store.SchedulePage))
 	l.Post("/pages/:id/zones/:zone", edit, s.resolveLocale, s.addComponent)
 	l.Put("/pages/:id/zones/:zone/order", edit, s.resolveLocale, s.reorderZone)
 	l.Delete("/pages/:id/zones/:zone/:contentID", edit, s.resolveLocale, s.removeComponent)
-	l.Post("/pages/:id/:action", s.resolveLocale, s.pageAction)
+	l.Post("/pages/:id/:action", s.resolveLocale, actionInLocale(s.store.PageAction))
 }
 
 const localLocale = "locale"
@@ -111,14 +111,6 @@ func paging(c *fiber.Ctx, def, max int) (take, skip int, err error) {
 	return take, skip, nil
 }
 
-func (s *Server) listLocales(c *fiber.Ctx) error {
-	ls, err := s.store.Locales(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(ls)
-}
-
 func (s *Server) createLocale(c *fiber.Ctx) error {
 	var in struct {
 		Code string `json:"code"`
@@ -134,21 +126,6 @@ func (s *Server) createLocale(c *fiber.Ctx) error {
 	return created(c, l)
 }
 
-func (s *Server) deleteLocale(c *fiber.Ctx) error {
-	if err := s.store.DeleteLocale(c.UserContext(), instance(c), c.Params("code")); err != nil {
-		return err
-	}
-	return noContent(c)
-}
-
-func (s *Server) listTokens(c *fiber.Ctx) error {
-	ts, err := s.store.Tokens(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(ts)
-}
-
 func (s *Server) createToken(c *fiber.Ctx) error {
 	var in struct {
 		Name string       `json:"name"`
@@ -162,25 +139,6 @@ func (s *Server) createToken(c *fiber.Ctx) error {
 		return err
 	}
 	return created(c, fiber.Map{"id": t.ID, "name": t.Name, "role": t.Role, "createdAt": t.CreatedAt, "token": secret})
-}
-
-func (s *Server) deleteToken(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteToken(c.UserContext(), instance(c), n); err != nil {
-		return err
-	}
-	return noContent(c)
-}
-
-func (s *Server) listAPIKeys(c *fiber.Ctx) error {
-	ks, err := s.store.APIKeys(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(ks)
 }
 
 func (s *Server) createAPIKey(c *fiber.Ctx) error {
@@ -244,14 +202,6 @@ func (s *Server) deleteAPIKey(c *fiber.Ctx) error {
 	return noContent(c)
 }
 
-func (s *Server) listModels(c *fiber.Ctx) error {
-	ms, err := s.store.Models(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(ms)
-}
-
 func (s *Server) createModel(c *fiber.Ctx) error {
 	var in struct {
 		Name   string          `json:"name"`
@@ -268,29 +218,6 @@ func (s *Server) createModel(c *fiber.Ctx) error {
 	return created(c, m)
 }
 
-func (s *Server) getModel(c *fiber.Ctx) error {
-	m, err := s.store.Model(c.UserContext(), instance(c), c.Params("name"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(m)
-}
-
-func (s *Server) deleteModel(c *fiber.Ctx) error {
-	if err := s.store.DeleteModel(c.UserContext(), instance(c), c.Params("name")); err != nil {
-		return err
-	}
-	return noContent(c)
-}
-
-func (s *Server) listContainers(c *fiber.Ctx) error {
-	cs, err := s.store.Containers(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(cs)
-}
-
 func (s *Server) createContainer(c *fiber.Ctx) error {
 	var in struct {
 		ReferenceName string `json:"referenceName"`
@@ -304,21 +231,6 @@ func (s *Server) createContainer(c *fiber.Ctx) error {
 		return err
 	}
 	return created(c, ct)
-}
-
-func (s *Server) getContainer(c *fiber.Ctx) error {
-	ct, err := s.store.Container(c.UserContext(), instance(c), c.Params("ref"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(ct)
-}
-
-func (s *Server) deleteContainer(c *fiber.Ctx) error {
-	if err := s.store.DeleteContainer(c.UserContext(), instance(c), c.Params("ref")); err != nil {
-		return err
-	}
-	return noContent(c)
 }
 
 type idList struct {
@@ -339,14 +251,6 @@ func (s *Server) reorderContainer(c *fiber.Ctx) error {
 	return noContent(c)
 }
 
-func (s *Server) listPageModels(c *fiber.Ctx) error {
-	pms, err := s.store.PageModels(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(pms)
-}
-
 func (s *Server) createPageModel(c *fiber.Ctx) error {
 	var in struct {
 		Name  string   `json:"name"`
@@ -360,21 +264,6 @@ func (s *Server) createPageModel(c *fiber.Ctx) error {
 		return err
 	}
 	return created(c, pm)
-}
-
-func (s *Server) deletePageModel(c *fiber.Ctx) error {
-	if err := s.store.DeletePageModel(c.UserContext(), instance(c), c.Params("name")); err != nil {
-		return err
-	}
-	return noContent(c)
-}
-
-func (s *Server) listChannels(c *fiber.Ctx) error {
-	cs, err := s.store.Channels(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(cs)
 }
 
 func (s *Server) createChannel(c *fiber.Ctx) error {

@@ -47,18 +47,6 @@ func (s *Server) createItem(c *fiber.Ctx) error {
 	return created(c, st)
 }
 
-func (s *Server) getItem(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	it, err := s.store.Item(c.UserContext(), instance(c), locale(c), n)
-	if err != nil {
-		return err
-	}
-	return c.JSON(it)
-}
-
 func (s *Server) saveItem(c *fiber.Ctx) error {
 	n, err := id(c, "id")
 	if err != nil {
@@ -78,17 +66,6 @@ func (s *Server) saveItem(c *fiber.Ctx) error {
 	return c.JSON(st)
 }
 
-func (s *Server) deleteItem(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteItem(c.UserContext(), instance(c), locale(c), n); err != nil {
-		return err
-	}
-	return noContent(c)
-}
-
 // action resolves the :action segment and checks the token may take it.
 func action(c *fiber.Ctx) (content.Action, error) {
 	a, err := content.ParseAction(c.Params("action"))
@@ -96,36 +73,4 @@ func action(c *fiber.Ctx) (content.Action, error) {
 		return "", err
 	}
 	return a, allow(c, a.Role())
-}
-
-func (s *Server) itemAction(c *fiber.Ctx) error {
-	a, err := action(c)
-	if err != nil {
-		return err
-	}
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	st, err := s.store.ItemAction(c.UserContext(), instance(c), locale(c), n, a)
-	if err != nil {
-		return err
-	}
-	return c.JSON(st)
-}
-
-func (s *Server) scheduleItem(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	var in content.Schedule
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	sc, err := s.store.ScheduleItem(c.UserContext(), instance(c), locale(c), n, in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(sc)
 }

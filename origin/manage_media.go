@@ -30,24 +30,24 @@ func (s *Server) mediaRoutes(r fiber.Router) {
 	edit, publish := need(content.RoleEdit), need(content.RolePublish)
 	r.Get("/assets", edit, s.listAssets)
 	r.Post("/assets", edit, s.uploadAsset)
-	r.Get("/assets/:id", edit, s.getAsset)
-	r.Patch("/assets/:id", edit, s.updateAsset)
-	r.Delete("/assets/:id", publish, s.deleteAsset)
+	r.Get("/assets/:id", edit, getBy(idParam("id"), s.store.Asset))
+	r.Patch("/assets/:id", edit, updateBy(idParam("id"), s.store.UpdateAsset))
+	r.Delete("/assets/:id", publish, deleteBy(idParam("id"), s.store.DeleteAsset))
 
-	r.Get("/galleries", edit, s.listGalleries)
-	r.Post("/galleries", edit, s.createGallery)
-	r.Get("/galleries/:id", edit, s.getGallery)
-	r.Patch("/galleries/:id", edit, s.updateGallery)
-	r.Delete("/galleries/:id", publish, s.deleteGallery)
+	r.Get("/galleries", edit, listAll(s.store.Galleries))
+	r.Post("/galleries", edit, createFrom(s.store.CreateGallery))
+	r.Get("/galleries/:id", edit, getBy(idParam("id"), s.store.Gallery))
+	r.Patch("/galleries/:id", edit, updateBy(idParam("id"), s.store.UpdateGallery))
+	r.Delete("/galleries/:id", publish, deleteBy(idParam("id"), s.store.DeleteGallery))
 	r.Post("/galleries/:id/assets", edit, s.addGalleryAssets)
 	r.Put("/galleries/:id/assets/order", edit, s.reorderGallery)
 	r.Delete("/galleries/:id/assets/:assetID", edit, s.removeGalleryAsset)
 
-	r.Get("/redirections", edit, s.listRedirections)
-	r.Post("/redirections", publish, s.createRedirection)
-	r.Get("/redirections/:id", edit, s.getRedirection)
-	r.Put("/redirections/:id", publish, s.updateRedirection)
-	r.Delete("/redirections/:id", publish, s.deleteRedirection)
+	r.Get("/redirections", edit, listAll(s.store.Redirections))
+	r.Post("/redirections", publish, createFrom(s.store.CreateRedirection))
+	r.Get("/redirections/:id", edit, getBy(idParam("id"), s.store.Redirection))
+	r.Put("/redirections/:id", publish, updateBy(idParam("id"), s.store.UpdateRedirection))
+	r.Delete("/redirections/:id", publish, deleteBy(idParam("id"), s.store.DeleteRedirection))
 
 	s.app.Get(assetPath+":guid/:name", s.serveAsset)
 }
@@ -213,45 +213,6 @@ func (s *Server) listAssets(c *fiber.Ctx) error {
 	return c.JSON(p)
 }
 
-func (s *Server) getAsset(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	a, err := s.store.Asset(c.UserContext(), instance(c), n)
-	if err != nil {
-		return err
-	}
-	return c.JSON(a)
-}
-
-func (s *Server) updateAsset(c *fiber.Ctx) error {
-	var in content.AssetUpdate
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	a, err := s.store.UpdateAsset(c.UserContext(), instance(c), n, in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(a)
-}
-
-func (s *Server) deleteAsset(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteAsset(c.UserContext(), instance(c), n); err != nil {
-		return err
-	}
-	return noContent(c)
-}
-
 // serveAsset serves the bytes of an asset: public (an <img> sends no
 // key), cached for good, and only while an asset has them.
 func (s *Server) serveAsset(c *fiber.Ctx) error {
@@ -280,65 +241,6 @@ func (s *Server) serveAsset(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderContentType, o.ContentType)
 	return c.Send(o.Body)
-}
-
-func (s *Server) listGalleries(c *fiber.Ctx) error {
-	gs, err := s.store.Galleries(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(gs)
-}
-
-func (s *Server) createGallery(c *fiber.Ctx) error {
-	var in content.GalleryInput
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	g, err := s.store.CreateGallery(c.UserContext(), instance(c), in)
-	if err != nil {
-		return err
-	}
-	return created(c, g)
-}
-
-func (s *Server) getGallery(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	g, err := s.store.Gallery(c.UserContext(), instance(c), n)
-	if err != nil {
-		return err
-	}
-	return c.JSON(g)
-}
-
-func (s *Server) updateGallery(c *fiber.Ctx) error {
-	var in content.GalleryInput
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	g, err := s.store.UpdateGallery(c.UserContext(), instance(c), n, in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(g)
-}
-
-func (s *Server) deleteGallery(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteGallery(c.UserContext(), instance(c), n); err != nil {
-		return err
-	}
-	return noContent(c)
 }
 
 // assetList is the body that names assets of a gallery.
@@ -393,65 +295,6 @@ func (s *Server) removeGalleryAsset(c *fiber.Ctx) error {
 		return err
 	}
 	if err := s.store.RemoveGalleryAsset(c.UserContext(), instance(c), n, asset); err != nil {
-		return err
-	}
-	return noContent(c)
-}
-
-func (s *Server) listRedirections(c *fiber.Ctx) error {
-	rs, err := s.store.Redirections(c.UserContext(), instance(c))
-	if err != nil {
-		return err
-	}
-	return c.JSON(rs)
-}
-
-func (s *Server) createRedirection(c *fiber.Ctx) error {
-	var in content.RedirectionInput
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	r, err := s.store.CreateRedirection(c.UserContext(), instance(c), in)
-	if err != nil {
-		return err
-	}
-	return created(c, r)
-}
-
-func (s *Server) getRedirection(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	r, err := s.store.Redirection(c.UserContext(), instance(c), n)
-	if err != nil {
-		return err
-	}
-	return c.JSON(r)
-}
-
-func (s *Server) updateRedirection(c *fiber.Ctx) error {
-	var in content.RedirectionInput
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	r, err := s.store.UpdateRedirection(c.UserContext(), instance(c), n, in)
-	if err != nil {
-		return err
-	}
-	return c.JSON(r)
-}
-
-func (s *Server) deleteRedirection(c *fiber.Ctx) error {
-	n, err := id(c, "id")
-	if err != nil {
-		return err
-	}
-	if err := s.store.DeleteRedirection(c.UserContext(), instance(c), n); err != nil {
 		return err
 	}
 	return noContent(c)
