@@ -40,20 +40,29 @@ type Change struct {
 }
 
 const (
-	// assignPositionsSQL gives feed positions to the changes of every
-	// transaction older than all transactions still running, so that no
-	// change can later appear below a position already published.
-	assignPositionsSQL = `UPDATE object_changes SET pos = nextval('object_change_positions')
-		WHERE seq IN (SELECT seq FROM object_changes
-			WHERE pos IS NULL AND tx < pg_snapshot_xmin(pg_current_snapshot()) ORDER BY seq)`
+	// assignPositionsSQL gives feed positions to the committed changes that
+	// have none, in the order they were recorded. Positions come from a
+	// sequence, taken under the feed lock that is held until the feed
+	// object is written, so every position given is above every position
+	// already published: a change is never listed below a seq an edge has
+	// read, however long the transaction that recorded it ran. Changes of
+	// transactions still running are invisible here; they get positions
+	// at the flush after they commit. (Edges need no more order than that:
+	// a key listed is one whose new state the store already holds, and an
+	// edge reads the store's current state of every key listed after the
+	// seq it last read.)
+	assignPositionsSQL = `UPDATE object_changes o SET pos = n.pos
+		FROM (SELECT seq, nextval('object_change_positions') AS pos
+			FROM (SELECT seq FROM object_changes WHERE pos IS NULL ORDER BY seq) pending) n
+		WHERE o.seq = n.seq`
 	pendingChangesSQL = `SELECT EXISTS (SELECT 1 FROM object_changes WHERE pos IS NULL)`
 	latestChangesSQL  = `SELECT pos, key FROM object_changes WHERE pos IS NOT NULL ORDER BY pos DESC LIMIT $1`
 )
 
 // FlushFeed publishes the changes recorded since the last flush in the feed
 // object. Flushes of all publishers are serialised, so feed objects are
-// written in order. Changes of transactions that a still-running older
-// transaction hides wait for a later flush.
+// written in order. Changes of transactions still running wait for a flush
+// after they commit.
 func (p *Publisher) FlushFeed(ctx context.Context) error {
 	_, err := p.flushFeed(ctx, math.MaxInt64)
 	return err
@@ -93,9 +102,10 @@ func (p *Publisher) flushFeed(ctx context.Context, upTo int64) (waiting bool, er
 	return waiting, nil
 }
 
-// followFeed flushes the feed when asked (after a batch, a write-back, a
-// key manifest), soon again while changes wait behind a running
-// transaction, and every 250 ms for changes other processes recorded.
+// followFeed flushes the feed when asked (after a chunk of objects, a
+// batch, a write-back, a key manifest), again at once when changes
+// committed during a flush, and every 250 ms for changes other processes
+// recorded.
 func (p *Publisher) followFeed(ctx context.Context) {
 	for {
 		waiting, err := p.flushFeed(ctx, math.MaxInt64)

@@ -1,0 +1,83 @@
+package publisher
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/edgecms/edgecms/content"
+)
+
+// TestFeedNotHeldBack checks that a change is listed as soon as it commits:
+// neither a long transaction elsewhere nor an older transaction still
+// recording changes holds it back, and the older one's change, once
+// committed, is listed above every seq already published.
+func TestFeedNotHeldBack(t *testing.T) {
+	e := newEnv(t, folderStore)
+	p := e.publisher(Config{})
+	s := e.buildSite()
+	e.must(p.Drain(e.ctx))
+
+	// A long transaction with a transaction id (a report, a migration,
+	// another application), and an older writer of changes still running.
+	idle, err := e.db.BeginTxx(e.ctx, nil)
+	e.must(err)
+	defer idle.Rollback()
+	_, err = idle.ExecContext(e.ctx, `SELECT pg_current_xact_id()`)
+	e.must(err)
+	slow, err := e.db.BeginTxx(e.ctx, nil)
+	e.must(err)
+	defer slow.Rollback()
+	const slowKey = "acme/fetch/en-us/item/999999/d1.json"
+	_, err = slow.ExecContext(e.ctx, `INSERT INTO object_changes (key) VALUES ($1)`, slowKey)
+	e.must(err)
+
+	seen := e.readFeed(t).Seq
+	id := s.tags[0]
+	_, err = e.cs.SaveItem(e.ctx, e.inst, "en-us", id, map[string]json.RawMessage{"Title": raw("Not held back")})
+	e.must(err)
+	_, err = e.cs.ItemAction(e.ctx, e.inst, "en-us", id, content.ActionPublish)
+	e.must(err)
+	ctx, cancel := context.WithTimeout(e.ctx, 20*time.Second)
+	defer cancel()
+	if err := p.Drain(ctx); err != nil {
+		t.Fatalf("Drain with a long transaction open: %v (the feed waited for it?)", err)
+	}
+	f := e.readFeed(t)
+	own := itemRequest(e.guid, "en-us", id).Key()
+	ownSeq := listedAfter(f, own, seen)
+	if ownSeq == 0 {
+		t.Fatalf("feed %+v does not list %s after seq %d while other transactions run", f, own, seen)
+	}
+	if listedAfter(f, slowKey, 0) != 0 {
+		t.Fatalf("feed lists %s, whose transaction has not committed", slowKey)
+	}
+
+	e.must(slow.Commit())
+	e.must(p.FlushFeed(e.ctx))
+	g := e.readFeed(t)
+	slowSeq := listedAfter(g, slowKey, f.Seq)
+	if slowSeq == 0 {
+		t.Fatalf("feed %+v does not list %s above the published seq %d once its transaction committed", g, slowKey, f.Seq)
+	}
+	for i, c := range g.Changes {
+		if i > 0 && c.Seq <= g.Changes[i-1].Seq {
+			t.Errorf("feed out of order at %d: %d after %d", i, c.Seq, g.Changes[i-1].Seq)
+		}
+	}
+	if !slices.ContainsFunc(g.Changes, func(c Change) bool { return c.Key == own && c.Seq == ownSeq }) {
+		t.Errorf("%s moved in the feed: want it at %d", own, ownSeq)
+	}
+}
+
+// listedAfter returns the seq at which f lists key above after, or 0.
+func listedAfter(f Feed, key string, after int64) int64 {
+	for _, c := range f.Changes {
+		if c.Key == key && c.Seq > after {
+			return c.Seq
+		}
+	}
+	return 0
+}
