@@ -188,9 +188,15 @@ const (
 //     every locale shows): objects tagged with the page (p:<id>) or its
 //     channel (s:<channel>) in every locale, the page's own objects and
 //     the channel's sitemaps (whose paths then give the page-path objects).
-//   - a list event (a reorder): objects tagged c:<ref> in that locale, as
-//     for items, and those tagged with any of its visible items, whose
-//     itemOrder changed.
+//   - a list event (a reorder, or the container deleted): objects tagged
+//     c:<ref> in that locale, as for items, and those tagged with any of
+//     its visible items, whose itemOrder changed. A deleted container has
+//     no members left: its list pages are withdrawn.
+//   - a channel event (a channel added): the channel's sitemaps in that
+//     locale and the objects tagged s:<channel>.
+//   - a locale event (a locale added or removed): every object of the
+//     locale in the store and, while the locale is configured, its
+//     sitemaps and list pages (see localeRequests).
 //
 // Saves, approvals and declines of items change no published content and
 // are skipped, as are redirections (not maintained).
@@ -200,8 +206,20 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 	checks := map[[2]string]bool{}    // (locale, container) whose membership may have changed
 	reordered := map[[2]string]bool{} // (locale, container) reordered
 	channels := map[int64]string{}
+	locales := map[string]bool{} // lower-case codes of locales added or removed
 	for _, e := range evs {
 		switch e.Subject {
+		case content.SubjectLocale:
+			if e.Locale != nil {
+				locales[strings.ToLower(*e.Locale)] = true
+			}
+		case content.SubjectChannel:
+			if e.Locale == nil || e.ReferenceName == nil {
+				continue
+			}
+			ch := strings.ToLower(*e.ReferenceName)
+			pl.tag(guid, *e.Locale, render.ChannelTag(ch))
+			pl.reqs = append(pl.reqs, sitemapRequest(guid, *e.Locale, ch, false), sitemapRequest(guid, *e.Locale, ch, true))
 		case content.SubjectItem:
 			if (e.State != content.EventPublished && e.State != content.EventDeleted) || e.Locale == nil || e.ContentID == nil {
 				continue
@@ -247,6 +265,11 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 			}
 		}
 	}
+	for code := range locales {
+		if err := p.localeRequests(ctx, site, code, pl, checks); err != nil {
+			return nil, err
+		}
+	}
 	// A reorder changes the itemOrder every object shows of the
 	// container's items.
 	for c := range reordered {
@@ -258,7 +281,7 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 			pl.tag(guid, c[0], render.ItemTag(id))
 		}
 	}
-	if len(pl.affected) == 0 {
+	if len(pl.affected) == 0 && len(checks) == 0 {
 		return pl, nil
 	}
 
@@ -314,6 +337,71 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 	return pl, nil
 }
 
+const (
+	localeObjectsSQL = `SELECT request, tags FROM objects WHERE guid = $1 AND locale = $2 AND etag IS NOT NULL`
+	localeListsSQL   = `SELECT reference_name FROM list_members WHERE guid = $1 AND locale = $2`
+	channelsSQL      = `SELECT lower(name) FROM channels WHERE instance_id = $1 ORDER BY 1`
+	containersSQL    = `SELECT lower(reference_name) FROM containers WHERE instance_id = $1 ORDER BY 1`
+)
+
+// localeRequests adds to pl what a locale added or removed (code, lower
+// case) asks for: every object of the locale in the store, rendered again
+// (all of them gone when the locale is), and, while the locale is
+// configured, the sitemaps of every channel and the list pages of every
+// container, whose memberships are then checked (checks). The
+// memberships of a removed locale are dropped.
+func (p *Publisher) localeRequests(ctx context.Context, site render.Site, code string, pl *plan, checks map[[2]string]bool) error {
+	guid := site.Instance.Guid
+	var rows []struct {
+		Request string         `db:"request"`
+		Tags    pq.StringArray `db:"tags"`
+	}
+	if err := p.db.SelectContext(ctx, &rows, localeObjectsSQL, guid, code); err != nil {
+		return fmt.Errorf("objects of locale %s: %w", code, err)
+	}
+	for _, row := range rows {
+		req, err := parseRequestString(row.Request)
+		if err != nil {
+			p.log.Warn("publisher: unreadable request in objects table", "request", row.Request, "err", err)
+			continue
+		}
+		pl.reqs = append(pl.reqs, req)
+		for _, t := range row.Tags {
+			pl.affected[t] = true // so that a CDN drops what it cached of them
+		}
+	}
+	var configured string
+	for _, l := range site.Locales {
+		if strings.ToLower(l.Code) == code {
+			configured = l.Code
+		}
+	}
+	if configured == "" {
+		var refs []string
+		if err := p.db.SelectContext(ctx, &refs, localeListsSQL, guid, code); err != nil {
+			return fmt.Errorf("lists of locale %s: %w", code, err)
+		}
+		for _, ref := range refs {
+			pl.members = append(pl.members, membership{locale: code, referenceName: ref, gone: true})
+		}
+		return nil
+	}
+	var channels, containers []string
+	if err := p.db.SelectContext(ctx, &channels, channelsSQL, site.Instance.ID); err != nil {
+		return fmt.Errorf("channels: %w", err)
+	}
+	if err := p.db.SelectContext(ctx, &containers, containersSQL, site.Instance.ID); err != nil {
+		return fmt.Errorf("containers: %w", err)
+	}
+	for _, ch := range channels {
+		pl.reqs = append(pl.reqs, sitemapRequest(guid, configured, ch, false), sitemapRequest(guid, configured, ch, true))
+	}
+	for _, ref := range containers {
+		checks[[2]string{configured, ref}] = true
+	}
+	return nil
+}
+
 // listChanges compares a container's visible items in locale with those
 // its plain list pages were rendered from, and returns the list pages to
 // render and the new membership to save (nil when nothing changed).
@@ -334,9 +422,6 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 	if known && !m.gone && slices.Equal([]int64(old), m.ids) {
 		return nil, nil, nil
 	}
-	if !known && m.gone {
-		return nil, nil, nil // a component's reference name, or never seen
-	}
 	var stored []string
 	if err := p.db.SelectContext(ctx, &stored, listObjectsSQL, guid, strings.ToLower(locale), ref); err != nil {
 		return nil, nil, fmt.Errorf("list objects: %w", err)
@@ -352,6 +437,12 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 			!slices.Equal(window(old, req.Skip, req.Take), window(m.ids, req.Skip, req.Take)) {
 			reqs = append(reqs, req)
 		}
+	}
+	if !known && m.gone {
+		// A component's reference name, a container never seen, or one
+		// deleted whose list pages only the origin wrote back (with no
+		// membership): those pages, if any, are withdrawn.
+		return reqs, nil, nil
 	}
 	if !m.gone {
 		reqs = append(reqs, listPages(guid, locale, ref, len(m.ids))...)
