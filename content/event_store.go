@@ -123,9 +123,22 @@ const (
 	cursorSQL       = `SELECT tx::text AS tx, id FROM event_cursors WHERE consumer = $1`
 	ackEventsSQL    = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now()
 		WHERE consumer = $1 AND (tx, id) < ($2::xid8, $3)`
-	trimEventsSQL = `DELETE FROM events WHERE created_at < $1
-		AND (tx, id) <= ALL (SELECT tx, id FROM event_cursors)`
+	// trimEventsSQL deletes up to $2 of the rows older than $1 that
+	// every consumer has read, found through events_created_at.
+	trimEventsSQL = `WITH old AS (
+			SELECT id FROM events WHERE created_at < $1
+			  AND (tx, id) <= ALL (SELECT tx, id FROM event_cursors)
+			ORDER BY created_at LIMIT $2)
+		DELETE FROM events e USING old WHERE e.id = old.id`
 )
+
+// trimLock is the advisory lock a batch of TrimEvents holds, so that
+// trimmers (several schedulers) take turns instead of deleting the same
+// rows in different orders.
+const trimLock = 7301969
+
+// trimBatch is how many rows one transaction of TrimEvents deletes.
+var trimBatch = 5000
 
 // ReadEvents returns up to limit events after consumer's position, oldest
 // first. A new consumer starts at the beginning of the log.
@@ -166,13 +179,32 @@ func (s *Store) AckEvents(ctx context.Context, consumer string, e Event) error {
 }
 
 // TrimEvents deletes events older than before that every consumer has read,
-// and returns how many it deleted.
+// and returns how many it deleted. It deletes in batches, each in its own
+// short transaction, so that trimming a long log holds no lock for long;
+// concurrent trimmers take turns.
 func (s *Store) TrimEvents(ctx context.Context, before time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, trimEventsSQL, before)
-	if err != nil {
-		return 0, fmt.Errorf("trim events: %w", err)
+	var total int64
+	for {
+		var n int64
+		err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, trimLock); err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, trimEventsSQL, before, trimBatch)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return total, fmt.Errorf("trim events: %w", err)
+		}
+		total += n
+		if n < int64(trimBatch) {
+			return total, nil
+		}
 	}
-	return res.RowsAffected()
 }
 
 // Position is a place in the event log, for readers that keep their

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -369,6 +370,42 @@ func TestTrimEvents(t *testing.T) {
 	n, err = f.s.TrimEvents(f.ctx, time.Now().Add(time.Hour))
 	if err != nil || n != 0 {
 		t.Errorf("TrimEvents with a consumer at the start = %d, %v; want 0", n, err)
+	}
+}
+
+// TestTrimEventsInBatches: a log longer than a batch goes in several
+// transactions, every row that may go does, and none that may not; two
+// trimmers at once delete each row once.
+func TestTrimEventsInBatches(t *testing.T) {
+	defer func(n int) { trimBatch = n }(trimBatch)
+	trimBatch = 3
+	f := newFixture(t)
+	f.articles()
+	id := f.createItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID
+	for range 20 {
+		f.saveEvent(id)
+	}
+	all := ids(f.eventsAfter(0))
+	f.readAll("publisher", len(all)-5) // 16 of 21, two at a time
+	var wg sync.WaitGroup
+	counts := make([]int64, 2)
+	for i := range counts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := f.s.TrimEvents(f.ctx, time.Now().Add(time.Hour))
+			if err != nil {
+				t.Errorf("TrimEvents: %v", err)
+			}
+			counts[i] = n
+		}()
+	}
+	wg.Wait()
+	if got, want := ids(f.eventsAfter(0)), all[len(all)-5:]; !slices.Equal(got, want) {
+		t.Errorf("after trim: rows %v left, want %v", got, want)
+	}
+	if counts[0]+counts[1] != int64(len(all)-5) {
+		t.Errorf("trimmers deleted %v rows, want %d in all", counts, len(all)-5)
 	}
 }
 

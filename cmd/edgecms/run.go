@@ -146,7 +146,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	var wg sync.WaitGroup
 	if all {
 		wg.Add(1)
-		go func() { defer wg.Done(); scheduler.Run(workers, store, time.Second, log.With("role", "scheduler")) }()
+		go func() { defer wg.Done(); scheduler.Run(workers, store, scheduler.Config{}, log.With("role", "scheduler")) }()
 		startDispatcher(workers, &wg, wh, cfg, true, log)
 		wg.Add(1)
 		go func() { defer wg.Done(); pub.Run(workers) }()
