@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/edgecms/edgecms/publisher"
 )
 
 // config is the whole service configuration, read once from the environment
@@ -27,8 +29,21 @@ type config struct {
 	WebhookAllowNets string
 	WebhookTimeout   time.Duration
 
-	edgeFeedPoll   string // EDGECMS_EDGE_FEED_POLL as given
-	webhookTimeout string // EDGECMS_WEBHOOK_TIMEOUT as given
+	// The CDN purge (EDGECMS_PURGE_*): no purge when PurgeURL is empty.
+	PurgeURL, PurgeMethod, PurgeHeaders, PurgeBody string
+	PurgeMaxTags                                   int
+
+	// The scheduler's maintenance of the event log and the sync positions.
+	MaintenanceInterval    time.Duration
+	EventRetention         time.Duration
+	SyncTombstoneRetention time.Duration
+
+	edgeFeedPoll           string // EDGECMS_EDGE_FEED_POLL as given
+	webhookTimeout         string // EDGECMS_WEBHOOK_TIMEOUT as given
+	purgeMaxTags           string // EDGECMS_PURGE_MAX_TAGS as given
+	maintenanceInterval    string // EDGECMS_MAINTENANCE_INTERVAL as given
+	eventRetention         string // EDGECMS_EVENT_RETENTION as given
+	syncTombstoneRetention string // EDGECMS_SYNC_TOMBSTONE_RETENTION as given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -53,7 +68,95 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
 		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
+		{env: "EDGECMS_PURGE_URL", flag: "purge-url", usage: "CDN purge-by-tag endpoint called after objects change (empty: no purge)", str: &c.PurgeURL},
+		{env: "EDGECMS_PURGE_METHOD", flag: "purge-method", def: "POST", usage: "HTTP method of the purge call", str: &c.PurgeMethod},
+		{env: "EDGECMS_PURGE_HEADERS", flag: "purge-headers", usage: `headers of the purge call, "Name: value" lines`, str: &c.PurgeHeaders},
+		{env: "EDGECMS_PURGE_BODY", flag: "purge-body", usage: "body template of the purge call ({{tags}}, {{tags_json}}, {{tags_csv}})", str: &c.PurgeBody},
+		{env: "EDGECMS_PURGE_MAX_TAGS", flag: "purge-max-tags", def: "30", usage: "tags per purge call", str: &c.purgeMaxTags},
+		{env: "EDGECMS_MAINTENANCE_INTERVAL", flag: "maintenance-interval", def: "1m", usage: "how often the scheduler trims the event log and stamps and prunes sync positions", str: &c.maintenanceInterval},
+		{env: "EDGECMS_EVENT_RETENTION", flag: "event-retention", def: "24h", usage: "how long events every consumer has read stay in the log", str: &c.eventRetention},
+		{env: "EDGECMS_SYNC_TOMBSTONE_RETENTION", flag: "sync-tombstone-retention", def: "90d", usage: "how long deleted copies stay in the sync streams", str: &c.syncTombstoneRetention},
 	}
+}
+
+// parseSpan reads a duration as time.ParseDuration does, or a whole number
+// of days written Nd.
+func parseSpan(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 100*365 {
+			return 0, fmt.Errorf("bad number of days %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
+}
+
+// span validates the duration variable env given as raw, between lo and hi.
+func span(env, raw string, lo, hi time.Duration, shown string) (time.Duration, error) {
+	d, err := parseSpan(raw)
+	if err != nil || d < lo || d > hi {
+		return 0, fmt.Errorf("%s: want a duration between %s, such as %s, got %q", env, shown, defaultOf(env), raw)
+	}
+	return d, nil
+}
+
+// defaultOf is the default of the variable env.
+func defaultOf(env string) string {
+	for _, s := range (&config{}).settings() {
+		if s.env == env {
+			return s.def
+		}
+	}
+	return ""
+}
+
+// checkPurge validates the EDGECMS_PURGE_* variables, each on its own so
+// that an error names the variable at fault, with publisher.NewPurger's
+// rules.
+func (c *config) checkPurge() error {
+	n, err := strconv.Atoi(c.purgeMaxTags)
+	if err != nil || n < 1 || n > 1000 {
+		return fmt.Errorf("EDGECMS_PURGE_MAX_TAGS: want a whole number from 1 to 1000, got %q", c.purgeMaxTags)
+	}
+	c.PurgeMaxTags = n
+	if c.PurgeURL == "" {
+		// A purge configured without its endpoint is a mistake (a typo in
+		// the URL's name would silently turn purging off).
+		for _, v := range []struct{ env, val, def string }{
+			{"EDGECMS_PURGE_METHOD", c.PurgeMethod, "POST"}, {"EDGECMS_PURGE_HEADERS", c.PurgeHeaders, ""},
+			{"EDGECMS_PURGE_BODY", c.PurgeBody, ""}, {"EDGECMS_PURGE_MAX_TAGS", c.purgeMaxTags, "30"},
+		} {
+			if v.val != v.def {
+				return fmt.Errorf("%s is set but EDGECMS_PURGE_URL is not: set the purge endpoint, or unset %s", v.env, v.env)
+			}
+		}
+		return nil
+	}
+	const probe = "https://cdn.invalid/purge"
+	if _, err := publisher.NewPurger("", c.PurgeURL, "", "", 0); err != nil {
+		return fmt.Errorf("EDGECMS_PURGE_URL: %w", err)
+	}
+	if _, err := publisher.NewPurger(c.PurgeMethod, probe, "", "", 0); err != nil {
+		return fmt.Errorf("EDGECMS_PURGE_METHOD: %w", err)
+	}
+	if _, err := publisher.NewPurger("", probe, c.PurgeHeaders, "", 0); err != nil {
+		// Not the line itself: it may hold a credential.
+		return fmt.Errorf(`EDGECMS_PURGE_HEADERS: want lines of "Name: value" (a literal \n also separates lines); line %d is not`,
+			badHeaderLine(c.PurgeHeaders))
+	}
+	return nil
+}
+
+// badHeaderLine returns the number (from 1) of the first line of headers
+// that publisher.NewPurger refuses.
+func badHeaderLine(headers string) int {
+	for i, line := range strings.Split(strings.ReplaceAll(headers, `\n`, "\n"), "\n") {
+		if _, err := publisher.NewPurger("", "https://cdn.invalid/purge", line, "", 0); err != nil {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // loadConfig reads the configuration for a command from the environment and
@@ -97,6 +200,18 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_WEBHOOK_TIMEOUT: want a duration between 1s and 5m, got %q", c.webhookTimeout)
 	}
 	c.WebhookTimeout = wt
+	if err := c.checkPurge(); err != nil {
+		return c, err
+	}
+	if c.MaintenanceInterval, err = span("EDGECMS_MAINTENANCE_INTERVAL", c.maintenanceInterval, time.Second, 24*time.Hour, "1s and 24h"); err != nil {
+		return c, err
+	}
+	if c.EventRetention, err = span("EDGECMS_EVENT_RETENTION", c.eventRetention, time.Minute, 365*24*time.Hour, "1m and 365d"); err != nil {
+		return c, err
+	}
+	if c.SyncTombstoneRetention, err = span("EDGECMS_SYNC_TOMBSTONE_RETENTION", c.syncTombstoneRetention, time.Hour, 10*365*24*time.Hour, "1h and 3650d"); err != nil {
+		return c, err
+	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return c, fmt.Errorf("DATABASE_URL: want a postgres:// URL")
 	}
@@ -124,11 +239,19 @@ func (c config) LogValue() slog.Value {
 		db = u.String()
 	}
 	store := redactStore(c.Store)
+	// The purge call's headers and body may hold credentials, and so may
+	// its URL's path and query: the host says enough.
+	purge := "off"
+	if u, err := url.Parse(c.PurgeURL); err == nil && c.PurgeURL != "" {
+		purge = c.PurgeMethod + " " + u.Host
+	}
 	return slog.GroupValue(
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
 		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit),
 		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
-		slog.String("webhookAllowNets", c.WebhookAllowNets),
+		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
+		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),
+		slog.Duration("syncTombstoneRetention", c.SyncTombstoneRetention),
 	)
 }

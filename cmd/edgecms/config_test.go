@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -27,23 +28,81 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--edge-feed-poll", "2h"}, wantErr: "EDGECMS_EDGE_FEED_POLL"},
 		{args: []string{"--database-url", "mysql://x"}, wantErr: "DATABASE_URL"},
 		{args: []string{"--tls-cert", "a.pem"}, wantErr: "go together"},
+
+		// The CDN purge.
+		{args: nil, check: func(c config) bool { return c.PurgeURL == "" && c.PurgeMethod == "POST" && c.PurgeMaxTags == 30 }},
+		{env: map[string]string{"EDGECMS_PURGE_URL": "https://api.cloudflare.com/client/v4/zones/Z/purge_cache",
+			"EDGECMS_PURGE_HEADERS": "Authorization: Bearer t\nX-Extra: 1", "EDGECMS_PURGE_BODY": `{"tags":{{tags_json}}}`, "EDGECMS_PURGE_MAX_TAGS": "25"},
+			check: func(c config) bool {
+				return strings.HasSuffix(c.PurgeURL, "/purge_cache") && c.PurgeMethod == "POST" && c.PurgeMaxTags == 25 &&
+					strings.HasPrefix(c.PurgeHeaders, "Authorization") && c.PurgeBody == `{"tags":{{tags_json}}}`
+			}},
+		{args: []string{"--purge-url", "http://varnish:6081/", "--purge-method", "PURGE", "--purge-headers", "xkey-purge: {{tags}}"},
+			check: func(c config) bool { return c.PurgeMethod == "PURGE" && c.PurgeURL == "http://varnish:6081/" }},
+		{env: map[string]string{"EDGECMS_PURGE_URL": "ftp://cdn/purge"}, wantErr: "EDGECMS_PURGE_URL"},
+		{env: map[string]string{"EDGECMS_PURGE_URL": "https://"}, wantErr: "EDGECMS_PURGE_URL"},
+		{env: map[string]string{"EDGECMS_PURGE_URL": "https://cdn/purge", "EDGECMS_PURGE_METHOD": "post"}, wantErr: "EDGECMS_PURGE_METHOD"},
+		{env: map[string]string{"EDGECMS_PURGE_URL": "https://cdn/purge", "EDGECMS_PURGE_HEADERS": "X-A: 1\\nBearer s3cret"}, wantErr: "EDGECMS_PURGE_HEADERS: want lines of \"Name: value\" (a literal \\n also separates lines); line 2 is not"},
+		{env: map[string]string{"EDGECMS_PURGE_URL": "https://cdn/purge", "EDGECMS_PURGE_MAX_TAGS": "many"}, wantErr: "EDGECMS_PURGE_MAX_TAGS"},
+		{env: map[string]string{"EDGECMS_PURGE_URL": "https://cdn/purge", "EDGECMS_PURGE_MAX_TAGS": "0"}, wantErr: "EDGECMS_PURGE_MAX_TAGS"},
+		{args: []string{"--purge-max-tags", "-3"}, wantErr: "EDGECMS_PURGE_MAX_TAGS"},
+		{env: map[string]string{"EDGECMS_PURGE_HEADERS": "Authorization: Bearer t"}, wantErr: "EDGECMS_PURGE_HEADERS is set but EDGECMS_PURGE_URL is not"},
+		{env: map[string]string{"EDGECMS_PURGE_BODY": "{}"}, wantErr: "EDGECMS_PURGE_BODY is set but EDGECMS_PURGE_URL is not"},
+		{args: []string{"--purge-method", "PURGE"}, wantErr: "EDGECMS_PURGE_METHOD is set but EDGECMS_PURGE_URL is not"},
+
+		// The scheduler's maintenance.
+		{args: nil, check: func(c config) bool {
+			return c.MaintenanceInterval == time.Minute && c.EventRetention == 24*time.Hour && c.SyncTombstoneRetention == 90*24*time.Hour
+		}},
+		{env: map[string]string{"EDGECMS_MAINTENANCE_INTERVAL": "10s", "EDGECMS_EVENT_RETENTION": "7d", "EDGECMS_SYNC_TOMBSTONE_RETENTION": "720h"},
+			check: func(c config) bool {
+				return c.MaintenanceInterval == 10*time.Second && c.EventRetention == 7*24*time.Hour && c.SyncTombstoneRetention == 30*24*time.Hour
+			}},
+		{args: []string{"--event-retention", "30m", "--sync-tombstone-retention", "365d"},
+			check: func(c config) bool {
+				return c.EventRetention == 30*time.Minute && c.SyncTombstoneRetention == 365*24*time.Hour
+			}},
+		{args: []string{"--maintenance-interval", "0s"}, wantErr: "EDGECMS_MAINTENANCE_INTERVAL"},
+		{args: []string{"--maintenance-interval", "2d"}, wantErr: "EDGECMS_MAINTENANCE_INTERVAL"},
+		{args: []string{"--event-retention", "10s"}, wantErr: "EDGECMS_EVENT_RETENTION"},
+		{args: []string{"--event-retention", "week"}, wantErr: "EDGECMS_EVENT_RETENTION"},
+		{args: []string{"--event-retention", "1.5d"}, wantErr: "EDGECMS_EVENT_RETENTION"},
+		{args: []string{"--sync-tombstone-retention", "-1d"}, wantErr: "EDGECMS_SYNC_TOMBSTONE_RETENTION"},
+		{args: []string{"--sync-tombstone-retention", "30m"}, wantErr: "EDGECMS_SYNC_TOMBSTONE_RETENTION"},
 	}
-	for _, tt := range tests {
-		for k, v := range tt.env {
-			t.Setenv(k, v)
-		}
-		fs := flag.NewFlagSet("test", flag.ContinueOnError)
-		fs.SetOutput(io.Discard)
-		c, err := loadConfig(fs, tt.args)
-		switch {
-		case tt.wantErr != "":
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("loadConfig(%v, %v) error = %v, want one naming %s", tt.args, tt.env, err, tt.wantErr)
+	for i, tt := range tests {
+		// A subtest each, so that the variables one case sets are gone
+		// for the next.
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
 			}
-		case err != nil:
-			t.Errorf("loadConfig(%v, %v) = %v", tt.args, tt.env, err)
-		case !tt.check(c):
-			t.Errorf("loadConfig(%v, %v) = %+v, not what was asked", tt.args, tt.env, c)
-		}
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			c, err := loadConfig(fs, tt.args)
+			switch {
+			case tt.wantErr != "":
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("loadConfig(%v, %v) error = %v, want one naming %s", tt.args, tt.env, err, tt.wantErr)
+				}
+			case err != nil:
+				t.Errorf("loadConfig(%v, %v) = %v", tt.args, tt.env, err)
+			case !tt.check(c):
+				t.Errorf("loadConfig(%v, %v) = %+v, not what was asked", tt.args, tt.env, c)
+			}
+		})
+	}
+}
+
+// TestPurgeHeadersErrorHidesValues: a malformed purge header may hold a
+// credential; the error says which line, not what it holds.
+func TestPurgeHeadersErrorHidesValues(t *testing.T) {
+	t.Setenv("EDGECMS_PURGE_URL", "https://cdn.example/purge")
+	t.Setenv("EDGECMS_PURGE_HEADERS", "Authorization Bearer s3cret")
+	fs := flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	_, err := loadConfig(fs, nil)
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("loadConfig error = %v, want one that does not show the header", err)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -146,7 +145,10 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	var wg sync.WaitGroup
 	if all {
 		wg.Add(1)
-		go func() { defer wg.Done(); scheduler.Run(workers, store, scheduler.Config{}, log.With("role", "scheduler")) }()
+		go func() {
+			defer wg.Done()
+			scheduler.Run(workers, store, schedulerConfig(cfg), log.With("role", "scheduler"))
+		}()
 		startDispatcher(workers, &wg, wh, cfg, true, log)
 		wg.Add(1)
 		go func() { defer wg.Done(); pub.Run(workers) }()
@@ -194,21 +196,20 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	return srv.Shutdown(sctx)
 }
 
+// schedulerConfig is the scheduler's part of the configuration.
+func schedulerConfig(cfg config) scheduler.Config {
+	return scheduler.Config{MaintenanceInterval: cfg.MaintenanceInterval, EventRetention: cfg.EventRetention,
+		SyncTombstoneRetention: cfg.SyncTombstoneRetention}
+}
+
 // newPublisher builds the publisher on the configured object store, with
-// the CDN purger of the EDGECMS_PURGE_* variables.
+// the CDN purger of the EDGECMS_PURGE_* settings (checked by loadConfig).
 func newPublisher(ctx context.Context, cfg config, cs *content.Store, log *slog.Logger) (*publisher.Publisher, error) {
 	st, err := openObjectStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	maxTags := 0
-	if v := os.Getenv("EDGECMS_PURGE_MAX_TAGS"); v != "" {
-		if maxTags, err = strconv.Atoi(v); err != nil {
-			return nil, fmt.Errorf("EDGECMS_PURGE_MAX_TAGS: want a number, got %q", v)
-		}
-	}
-	purger, err := publisher.NewPurger(os.Getenv("EDGECMS_PURGE_METHOD"), os.Getenv("EDGECMS_PURGE_URL"),
-		os.Getenv("EDGECMS_PURGE_HEADERS"), os.Getenv("EDGECMS_PURGE_BODY"), maxTags)
+	purger, err := publisher.NewPurger(cfg.PurgeMethod, cfg.PurgeURL, cfg.PurgeHeaders, cfg.PurgeBody, cfg.PurgeMaxTags)
 	if err != nil {
 		return nil, fmt.Errorf("EDGECMS_PURGE_*: %w", err)
 	}
