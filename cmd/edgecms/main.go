@@ -25,7 +25,7 @@ var commands []command
 func init() {
 	commands = []command{
 		{name: "serve", summary: "run everything in one process: edge on --addr, origin behind it, publisher, scheduler, webhook dispatcher (the embedded default)", run: runServe},
-		{name: "origin", summary: "run the origin only: management API, Fetch API misses and preview", run: runOrigin},
+		{name: "origin", summary: "run the origin only: management API, Fetch API misses and preview, and a scheduler (any number may run)", run: runOrigin},
 		{name: "edge", summary: "run an edge only, without a database: serve published objects from the store, forward the rest to EDGECMS_ORIGIN_URL", run: runEdge},
 		{name: "dispatcher", summary: "run a webhook dispatcher only: queue, sign, send and retry webhook deliveries (any number may run)", run: runDispatcher, flags: dispatcherFlags},
 		{name: "publisher", summary: "run a publisher only: render published content into the object store (any number may run)", run: runPublisher},

@@ -143,12 +143,15 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 
 	workers, stopWorkers := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	// Every origin runs a scheduler too, so that a deployment of separate
+	// roles carries out scheduled publishes and trims its event log; any
+	// number of schedulers may run (see package scheduler).
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		scheduler.Run(workers, store, schedulerConfig(cfg), log.With("role", "scheduler"))
+	}()
 	if all {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			scheduler.Run(workers, store, schedulerConfig(cfg), log.With("role", "scheduler"))
-		}()
 		startDispatcher(workers, &wg, wh, cfg, true, log)
 		wg.Add(1)
 		go func() { defer wg.Done(); pub.Run(workers) }()
