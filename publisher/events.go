@@ -125,17 +125,23 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []conten
 		return outcome{}, nil, err
 	}
 	defer l.release()
+	own := ownRequests(site, evs)
+	first, err := p.publishFirst(ctx, site, own)
+	if err != nil {
+		return first, nil, err
+	}
 	pl, err := p.plan(ctx, site, evs)
 	if err != nil {
-		return outcome{}, nil, err
+		return first, nil, err
 	}
 	// The render number is taken after the plan read the objects table,
 	// so it is larger than that of any write the plan could have missed.
 	seq, err := p.nextSeq(ctx)
 	if err != nil {
-		return outcome{}, nil, err
+		return first, nil, err
 	}
-	out, err := p.publish(ctx, site, pl.reqs, writeOpts{seq: seq, expand: true}, nil)
+	out, err := p.publish(ctx, site, withoutKeys(pl.reqs, own), writeOpts{seq: seq, expand: true}, nil)
+	out.add(first)
 	if err != nil {
 		return out, nil, err
 	}
@@ -156,6 +162,35 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []conten
 		tags = append(tags, t)
 	}
 	return out, tags, nil
+}
+
+// ownRequests returns the objects the events name themselves (as plan
+// does): the own object of an item published or deleted, both objects of
+// a page in every locale. publishEvents writes them before it plans the
+// rest, so that edges serve them without waiting for the objects that
+// embed them.
+func ownRequests(site render.Site, evs []content.Event) []fetch.Request {
+	guid := site.Instance.Guid
+	var reqs []fetch.Request
+	for _, e := range evs {
+		switch e.Subject {
+		case content.SubjectItem:
+			if (e.State == content.EventPublished || e.State == content.EventDeleted) && e.Locale != nil && e.ContentID != nil {
+				reqs = append(reqs, itemRequest(guid, *e.Locale, *e.ContentID))
+			}
+		case content.SubjectPage:
+			switch e.State {
+			case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
+				continue
+			}
+			if e.PageID != nil {
+				for _, l := range site.Locales {
+					reqs = append(reqs, pageRequest(guid, l.Code, *e.PageID, false), pageRequest(guid, l.Code, *e.PageID, true))
+				}
+			}
+		}
+	}
+	return reqs
 }
 
 const (

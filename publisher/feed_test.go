@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,6 +71,65 @@ func TestFeedNotHeldBack(t *testing.T) {
 	if !slices.ContainsFunc(g.Changes, func(c Change) bool { return c.Key == own && c.Seq == ownSeq }) {
 		t.Errorf("%s moved in the feed: want it at %d", own, ownSeq)
 	}
+}
+
+// TestOwnObjectsListedFirst checks that a running publisher writes an
+// edited item's own object, and lists it in the feed, before it has written
+// the objects that embed the item.
+func TestOwnObjectsListedFirst(t *testing.T) {
+	e := newEnv(t, folderStore)
+	s := e.buildSite()
+	p := e.publisher(Config{})
+	e.must(p.Drain(e.ctx))
+	seen := e.readFeed(t).Seq
+
+	// Hold the batch after its second chunk: the first of the objects
+	// that embed the item.
+	release := make(chan struct{})
+	var chunks atomic.Int32
+	p.afterChunk = func() {
+		if chunks.Add(1) == 2 {
+			<-release
+		}
+	}
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+		cancel()
+		<-done
+	}()
+
+	tag := s.tags[1]
+	_, err := e.cs.SaveItem(e.ctx, e.inst, "en-us", tag, map[string]json.RawMessage{"Title": raw("First")})
+	e.must(err)
+	_, err = e.cs.ItemAction(e.ctx, e.inst, "en-us", tag, content.ActionPublish)
+	e.must(err)
+	own := itemRequest(e.guid, "en-us", tag).Key()
+	deadline := time.Now().Add(20 * time.Second)
+	for listedAfter(e.readFeed(t), own, seen) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the feed does not list %s after 20 s", own)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	// The batch is not over: the chunk of the objects that embed the
+	// item is held (or not even written yet).
+	if n := e.unconfirmed(); n == 0 {
+		t.Errorf("the feed listed %s only once the whole batch was written and confirmed", own)
+	}
+
+	released = true
+	close(release)
+	e.must(p.Drain(e.ctx))
+	if list := listRequest(e.guid, "en-us", "tags", 0).Key(); listedAfter(e.readFeed(t), list, seen) == 0 {
+		t.Errorf("after the batch the feed does not list %s", list)
+	}
+	e.check(t)
 }
 
 // listedAfter returns the seq at which f lists key above after, or 0.

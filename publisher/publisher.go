@@ -36,6 +36,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
 )
@@ -238,6 +239,44 @@ func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
 		case <-soon:
 		}
 	}
+}
+
+// publishFirst renders and writes reqs, the objects a batch's events name
+// themselves (ownRequests), with a render number of their own, and asks
+// for the feed to be flushed as soon as they are written: edges serve them
+// while the objects that embed them are still being rendered.
+func (p *Publisher) publishFirst(ctx context.Context, site render.Site, reqs []fetch.Request) (outcome, error) {
+	if len(reqs) == 0 {
+		return outcome{}, nil
+	}
+	seq, err := p.nextSeq(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	out, err := p.publish(ctx, site, reqs, writeOpts{seq: seq}, nil)
+	if err == nil && len(out.changed) > 0 {
+		p.requestFlush()
+	}
+	return out, err
+}
+
+// withoutKeys returns the requests of reqs whose keys no request of done
+// has.
+func withoutKeys(reqs, done []fetch.Request) []fetch.Request {
+	if len(done) == 0 {
+		return reqs
+	}
+	skip := make(map[string]bool, len(done))
+	for _, r := range done {
+		skip[r.Key()] = true
+	}
+	var out []fetch.Request
+	for _, r := range reqs {
+		if !skip[r.Key()] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 const eventsWaitingSQL = `SELECT EXISTS (SELECT 1 FROM events e JOIN event_cursors c ON c.consumer = $1
