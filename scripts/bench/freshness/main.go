@@ -16,9 +16,15 @@
 // most one poll interval plus one request. Besides the total it prints the
 // stages it can see from outside: when the publisher began to write the
 // chunk holding the item (object_changes.at, the chunk transaction's
-// start: pickup, plan and render are before it), when the item's file was
-// written (its mtime), when the feed first listed it (the feed file's
-// mtime, polled), and when the batch was confirmed (event_confirmations).
+// start: pickup, plan and render are before it), when the item's file
+// began to be written (its mtime: the folder store then syncs the body
+// and its metadata to disk and renames them into place), when the feed
+// version first listing it began to be written (mtime) and when the driver
+// first read it, and when the batch was confirmed (event_confirmations).
+//
+// With -other-tx D, transactions of length D run throughout in another
+// database of the same server, as another application's (or another
+// test's) work would.
 //
 // Run it through scripts/bench/freshness.sh.
 package main
@@ -70,6 +76,8 @@ func main() {
 	poll := flag.Duration("poll", 3*time.Millisecond, "how often the driver polls each edge and the feed file")
 	edges := flag.Int("edges", 3, "edge processes")
 	feedPoll := flag.String("feed-poll", "", "EDGECMS_EDGE_FEED_POLL of the edges (empty: their default)")
+	otherTx := flag.Duration("other-tx", 0, "keep transactions of this length running in another database of the server throughout (0: none)")
+	csvPath := flag.String("csv", "", "also write each measured publish to this CSV file (times in µs: the publish call returning as Unix time, the rest from it)")
 	keep := flag.Bool("keep", false, "keep the temporary folder (store, process logs); its path is printed")
 	flag.Parse()
 	log.SetFlags(0)
@@ -90,6 +98,13 @@ func main() {
 			os.RemoveAll(tmp)
 		}
 	}()
+	if *otherTx > 0 {
+		stopOther, err := otherWork(ctx, *dsn, *otherTx)
+		check(err)
+		defer stopOther()
+		fmt.Printf("other work: a transaction of %v always open in another database of the server\n", *otherTx)
+	}
+	r.csv = *csvPath
 	if err := r.main(ctx, *n, *warm, *gap, *poll, *edges, *feedPoll); err != nil {
 		r.stopAll()
 		r.tails()
@@ -109,6 +124,7 @@ type run struct {
 	edges                   []string
 	token, fetchKey         string
 	http                    *http.Client
+	csv                     string
 }
 
 type proc struct {
@@ -208,16 +224,40 @@ func (r *run) main(ctx context.Context, n, warm int, gap, poll time.Duration, ed
 		time.Sleep(gap + rand.N(50*time.Millisecond))
 	}
 	report(samples, poll)
+	if r.csv != "" {
+		return writeCSV(r.csv, samples)
+	}
 	return nil
+}
+
+func writeCSV(path string, ss []sample) error {
+	var b strings.Builder
+	b.WriteString("start_unix_us,served,chunk,written,listed,listed_seen,confirmed,publish_call")
+	for i := range ss[0].edges {
+		fmt.Fprintf(&b, ",edge%d", i+1)
+	}
+	b.WriteString("\n")
+	us := func(d time.Duration) string { return fmt.Sprint(d.Microseconds()) }
+	for _, s := range ss {
+		b.WriteString(strings.Join([]string{fmt.Sprint(s.start.UnixMicro()), us(s.served), us(s.chunk), us(s.written),
+			us(s.listed), us(s.listedSeen), us(s.confirmed), us(s.publishReq)}, ","))
+		for _, e := range s.edges {
+			b.WriteString("," + us(e))
+		}
+		b.WriteString("\n")
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
 
 // sample is one publish's timings, each from the publish call returning.
 type sample struct {
+	start      time.Time       // the publish call returned
 	served     time.Duration   // every edge serves the new version
 	edges      []time.Duration // each edge
 	chunk      time.Duration   // the chunk transaction writing the item began
 	written    time.Duration   // the item's file was written
-	listed     time.Duration   // the feed first listed the item (0: not seen)
+	listed     time.Duration   // the feed version first listing the item began to be written (0: not seen)
+	listedSeen time.Duration   // the driver first read a feed listing the item
 	confirmed  time.Duration   // the batch's events were confirmed
 	publishReq time.Duration   // the publish call itself
 }
@@ -240,11 +280,12 @@ func (r *run) publishOnce(ctx context.Context, i int, poll time.Duration) (sampl
 		return sample{}, err
 	}
 	start := time.Now()
-	s := sample{publishReq: start.Sub(callStart), edges: make([]time.Duration, len(r.edges))}
+	s := sample{start: start, publishReq: start.Sub(callStart), edges: make([]time.Duration, len(r.edges))}
 
-	// The feed file: its mtime when a version first lists the item.
+	// The feed file: its mtime when a version first lists the item, and
+	// when the driver first read it.
 	watchCtx, stopWatch := context.WithCancel(ctx)
-	listed := make(chan time.Time, 1)
+	listed := make(chan [2]time.Time, 1)
 	go func() { listed <- r.watchFeed(watchCtx, before, poll) }()
 
 	var wg sync.WaitGroup
@@ -275,8 +316,8 @@ func (r *run) publishOnce(ctx context.Context, i int, poll time.Duration) (sampl
 		return s, err
 	}
 	s.served = slices.Max(s.edges)
-	if at := <-listed; !at.IsZero() {
-		s.listed = at.Sub(start)
+	if at := <-listed; !at[0].IsZero() {
+		s.listed, s.listedSeen = at[0].Sub(start), at[1].Sub(start)
 	}
 	if fi, err := os.Stat(filepath.Join(r.storeDir, filepath.FromSlash(itemKey))); err == nil {
 		s.written = fi.ModTime().Sub(start)
@@ -312,8 +353,9 @@ func (r *run) publishOnce(ctx context.Context, i int, poll time.Duration) (sampl
 }
 
 // watchFeed polls the feed file until ctx ends and returns the mtime of
-// the first version seen that lists the item after seq before.
-func (r *run) watchFeed(ctx context.Context, before int64, poll time.Duration) time.Time {
+// the first version seen that lists the item after seq before, and when it
+// was read.
+func (r *run) watchFeed(ctx context.Context, before int64, poll time.Duration) [2]time.Time {
 	path := filepath.Join(r.storeDir, filepath.FromSlash(feedKey))
 	var last time.Time
 	t := time.NewTicker(poll)
@@ -322,12 +364,12 @@ func (r *run) watchFeed(ctx context.Context, before int64, poll time.Duration) t
 		if fi, err := os.Stat(path); err == nil && !fi.ModTime().Equal(last) {
 			last = fi.ModTime()
 			if b, err := os.ReadFile(path); err == nil && feedLists(b, before) {
-				return last
+				return [2]time.Time{last, time.Now()}
 			}
 		}
 		select {
 		case <-ctx.Done():
-			return time.Time{}
+			return [2]time.Time{}
 		case <-t.C:
 		}
 	}
@@ -388,16 +430,17 @@ func report(ss []sample, poll time.Duration) {
 	line("ALL EDGES SERVE IT", served)
 	fmt.Println("stages, each from the publish call returning:")
 	line("chunk with the item begins (pickup+plan+render)", pick(func(s sample) time.Duration { return s.chunk }))
-	line("item object written (file mtime)", pick(func(s sample) time.Duration { return s.written }))
-	line("feed lists it (feed file mtime)", pick(func(s sample) time.Duration { return s.listed }))
+	line("item object write begins (file mtime)", pick(func(s sample) time.Duration { return s.written }))
+	line("feed listing it: write begins (file mtime)", pick(func(s sample) time.Duration { return s.listed }))
+	line("feed listing it: read by the driver", pick(func(s sample) time.Duration { return s.listedSeen }))
 	line("first edge serves it", pick(func(s sample) time.Duration { return slices.Min(s.edges) }))
 	line("all edges serve it", served)
 	line("batch confirmed (whole batch written)", pick(func(s sample) time.Duration { return s.confirmed }))
-	line("feed listed -> all edges serve it", pick(func(s sample) time.Duration {
-		if s.listed == 0 {
+	line("feed read by the driver -> all edges serve it", pick(func(s sample) time.Duration {
+		if s.listedSeen == 0 {
 			return 0
 		}
-		return max(s.served-s.listed, time.Microsecond)
+		return max(s.served-s.listedSeen, time.Microsecond)
 	}))
 	line("(the publish call itself)", pick(func(s sample) time.Duration { return s.publishReq }))
 	fmt.Printf("measurement error: a served time is late by at most one driver poll (%v) plus one GET; p99 is the %d-th of %d sorted\n",
@@ -543,6 +586,56 @@ func (r *run) tails() {
 		f.Close()
 		fmt.Fprintf(os.Stderr, "--- %s (last lines)\n%s\n", name, strings.Join(lines[max(0, len(lines)-15):], "\n"))
 	}
+}
+
+// otherWork keeps a transaction with a transaction id open at all times in
+// another scratch database (dsn's name + "_other"): a new one starts every
+// d/2 and lasts d. It returns a function that stops it.
+func otherWork(ctx context.Context, dsn string, d time.Duration) (func(), error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return nil, err
+	}
+	u.Path += "_other"
+	if err := scratch(u.String()); err != nil {
+		return nil, err
+	}
+	db, err := sqlx.Open("postgres", u.String())
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(d / 2)
+		defer t.Stop()
+		for {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				tx, err := db.BeginTxx(ctx, nil)
+				if err != nil {
+					return
+				}
+				defer tx.Rollback()
+				if _, err := tx.ExecContext(ctx, `SELECT pg_current_xact_id()`); err != nil {
+					return
+				}
+				select {
+				case <-ctx.Done():
+				case <-time.After(d):
+				}
+			}()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); wg.Wait(); db.Close() }, nil
 }
 
 // scratch drops and creates the database dsn names.
