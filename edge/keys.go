@@ -7,8 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/edgecms/edgecms/problem"
@@ -60,8 +62,17 @@ type keyring struct {
 // instanceKeys is one instance's manifest, decoded for lookups. missing
 // records that the store has no manifest (so unknown instances do not cost
 // a store read per request).
+//
+// known remembers, by the secret as sent, the keys already found, so that a
+// request with a known key does not hash it again. It holds only secrets
+// whose hash is in keys, so at most one entry per key of the manifest (a
+// flood of made-up keys adds nothing), and it goes with the manifest: a
+// reload builds a new instanceKeys. It is copied on write, so that a lookup
+// takes no lock. It keeps in memory the secrets that requests carried,
+// which only ever passed through the edge's memory before.
 type instanceKeys struct {
 	keys    map[[sha256.Size]byte]apiKey
+	known   atomic.Pointer[map[string]apiKey]
 	missing bool
 }
 
@@ -90,7 +101,7 @@ func (kr *keyring) check(ctx context.Context, guid string, secret []byte, apiTyp
 	if err != nil {
 		return err
 	}
-	k, ok := ik.keys[sha256.Sum256(secret)]
+	k, ok := ik.lookup(secret)
 	switch {
 	case !ok:
 		return problem.Unauthorizedf("the API key is not valid for instance %q", guid)
@@ -102,6 +113,30 @@ func (kr *keyring) check(ctx context.Context, guid string, secret []byte, apiTyp
 		return problem.Forbiddenf("a %s key cannot read the %s API; use a %s key", k.typ, apiType, apiType)
 	}
 	return nil
+}
+
+// lookup returns the key whose secret is secret.
+func (ik *instanceKeys) lookup(secret []byte) (apiKey, bool) {
+	if m := ik.known.Load(); m != nil {
+		if k, ok := (*m)[string(secret)]; ok { // no allocation: the conversion is only a lookup key
+			return k, true
+		}
+	}
+	k, ok := ik.keys[sha256.Sum256(secret)]
+	if !ok {
+		return apiKey{}, false
+	}
+	for {
+		old := ik.known.Load()
+		m := make(map[string]apiKey, 1)
+		if old != nil {
+			m = maps.Clone(*old)
+		}
+		m[string(secret)] = k
+		if ik.known.CompareAndSwap(old, &m) {
+			return k, true
+		}
+	}
 }
 
 // instance returns the keys of guid, loading its manifest on first use.
