@@ -22,9 +22,9 @@ import (
 // TestPublishedToEdges runs the real chain: Postgres with the demo site, a
 // publisher following the event log into a folder store, and three edges
 // on that store with no origin behind them. It publishes edits of an item
-// and measures how long after each publish call returns every edge serves
-// the new version, then revokes a key and measures how long until every
-// edge refuses it. The figures are logged; speed is not asserted.
+// and checks that every edge serves each new version, and the list that
+// embeds it, then revokes a key and checks that every edge refuses it.
+// The times are logged; speed is not asserted.
 func TestPublishedToEdges(t *testing.T) {
 	ctx := context.Background()
 	db, dsn := pgtest.New(t)
@@ -77,9 +77,11 @@ func TestPublishedToEdges(t *testing.T) {
 		}
 	}
 
+	// Every edge must serve each new version, and the list embedding the
+	// item too; the time until all do is logged (scripts/bench/freshness.sh
+	// measures it properly, with separate processes and 100 publishes).
 	const publishes = 20
-	const itemKey1 = "fresh-site/fetch/en-us/item/1/d1.json"
-	var lat, storeLat, feedLat, edgeLat []time.Duration
+	var lat []time.Duration
 	for v := 1; v <= publishes; v++ {
 		title := fmt.Sprintf("Single Origin, edition %d", v)
 		b, _ := json.Marshal(title)
@@ -89,31 +91,10 @@ func TestPublishedToEdges(t *testing.T) {
 		if _, err := cs.ItemAction(ctx, inst, "en-us", 1, content.ActionPublish); err != nil {
 			t.Fatal(err)
 		}
-		before := feedSeq(t, st)
 		start := time.Now()
-		inFeed := make(chan time.Duration, 1)
-		go func() { // when the publisher has listed it in the feed
-			for time.Since(start) < 20*time.Second && !feedLists(st, itemKey1, before) {
-				time.Sleep(time.Millisecond)
-			}
-			inFeed <- time.Since(start)
-		}()
-		inStore := make(chan time.Duration, 1)
-		go func() { // when the publisher has written the object
-			for time.Since(start) < 20*time.Second {
-				if o, err := st.Get(ctx, itemKey1); err == nil && strings.Contains(string(o.Body), string(b)) {
-					break
-				}
-				time.Sleep(time.Millisecond)
-			}
-			inStore <- time.Since(start)
-		}()
 		lat = append(lat, everyEdge(t, edges, start, fmt.Sprintf("edition %d served", v), func(e *runningEdge) bool {
 			return strings.Contains(string(get(t, e.url+itemPath, fetchSecret).body), string(b))
 		}))
-		storeLat = append(storeLat, <-inStore)
-		feedLat = append(feedLat, <-inFeed)
-		// The list embedding the item follows (not timed).
 		everyEdge(t, edges, time.Now(), "list updated", func(e *runningEdge) bool {
 			return strings.Contains(string(get(t, e.url+listPath, fetchSecret).body), string(b))
 		})
@@ -123,17 +104,9 @@ func TestPublishedToEdges(t *testing.T) {
 			}
 		}
 	}
-	for i := range lat {
-		feedLat[i] = min(feedLat[i], lat[i])
-		edgeLat = append(edgeLat, lat[i]-feedLat[i])
-	}
-	for _, l := range [][]time.Duration{lat, storeLat, feedLat, edgeLat} {
-		slices.Sort(l)
-	}
-	t.Logf("publish call returned -> all 3 edges serve the new item, %d publishes (publisher with LISTEN, feed poll %v): p50 %v, p99 %v, max %v",
-		publishes, edge.DefaultFeedPoll, lat[len(lat)/2], lat[len(lat)*99/100], lat[len(lat)-1])
-	t.Logf("  publish -> object in the store: p50 %v, max %v; -> the feed lists it: p50 %v, max %v; feed -> all 3 edges serve it: p50 %v, max %v",
-		storeLat[len(lat)/2], storeLat[len(lat)-1], feedLat[len(lat)/2], feedLat[len(lat)-1], edgeLat[len(lat)/2], edgeLat[len(lat)-1])
+	slices.Sort(lat)
+	t.Logf("publish call returned -> all 3 edges serve the new item, %d publishes (polled every %v; feed poll %v): p50 %v, max %v",
+		publishes, pollEvery, edge.DefaultFeedPoll, lat[len(lat)/2], lat[len(lat)-1])
 
 	off := false
 	if _, err := cs.UpdateAPIKey(ctx, inst, fk.ID, content.APIKeyInput{Enabled: &off}); err != nil {
@@ -163,27 +136,12 @@ func feedSeq(t *testing.T, st store.Store) int64 {
 	return f.Seq
 }
 
-// feedLists reports whether the change feed lists key after sequence
-// number after.
-func feedLists(st store.Store, key string, after int64) bool {
-	o, err := st.Get(context.Background(), edge.FeedKey)
-	if err != nil {
-		return false
-	}
-	var f edge.Feed
-	if json.Unmarshal(o.Body, &f) != nil {
-		return false
-	}
-	for _, c := range f.Changes {
-		if c.Seq > after && c.Key == key {
-			return true
-		}
-	}
-	return false
-}
+// pollEvery is how often everyEdge asks each edge: often enough to see
+// the order of magnitude, rarely enough not to load the machine.
+const pollEvery = 5 * time.Millisecond
 
 // everyEdge waits (at most 20 s) until cond holds on every edge and returns
-// the time from start until the last one did.
+// the time from start until the last one did (late by up to pollEvery).
 func everyEdge(t *testing.T, edges []*runningEdge, start time.Time, what string, cond func(*runningEdge) bool) time.Duration {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -197,7 +155,7 @@ func everyEdge(t *testing.T, edges []*runningEdge, start time.Time, what string,
 					t.Errorf("edge %d: %s: not after 20 s", i, what)
 					return
 				}
-				time.Sleep(time.Millisecond)
+				time.Sleep(pollEvery)
 			}
 			took[i] = time.Since(start)
 		}()
