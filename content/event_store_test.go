@@ -97,8 +97,8 @@ func localeEv(code string) ev {
 	return ev{State: EventDeleted, Subject: SubjectLocale, Locale: code, ChangeDate: t0}
 }
 
-func channelEv(locale, channel string) ev {
-	return ev{State: EventDeleted, Subject: SubjectChannel, Locale: locale, ReferenceName: channel, ChangeDate: t0}
+func channelEv(locale, channel string, at time.Time) ev {
+	return ev{State: EventDeleted, Subject: SubjectChannel, Locale: locale, ReferenceName: channel, ChangeDate: at}
 }
 
 // TestStructureEvents checks the events of changes to an instance's
@@ -119,10 +119,13 @@ func TestStructureEvents(t *testing.T) {
 	f.checkEvents("create a duplicate locale", mark)
 
 	mark = f.lastEvent()
-	if _, err := f.s.CreateChannel(f.ctx, f.inst, "footer"); err != nil {
+	ch, err := f.s.CreateChannel(f.ctx, f.inst, "footer")
+	if err != nil {
 		t.Fatal(err)
 	}
-	f.checkEvents("create channel", mark, channelEv("en-us", "footer"), channelEv("fr-ca", "footer"), channelEv("de-DE", "footer"))
+	// Dated when the channel was created.
+	at := ch.CreatedAt.UTC()
+	f.checkEvents("create channel", mark, channelEv("en-us", "footer", at), channelEv("fr-ca", "footer", at), channelEv("de-DE", "footer", at))
 	mark = f.lastEvent()
 	if _, err := f.s.CreateChannel(f.ctx, f.inst, "Footer"); err == nil {
 		t.Fatal("a second footer channel was created")

@@ -103,7 +103,10 @@ func (s *Store) DeletePageModel(ctx context.Context, inst Instance, name string)
 }
 
 // CreateChannel creates a sitemap channel. It writes a Deleted event
-// without ids per locale (the channel's sitemaps, empty, now exist).
+// without ids per locale (the channel's sitemaps, empty, now exist), dated
+// when the channel row was created, so that the two agree. (It reads no
+// clock of its own: test fixtures that move their clock on every read
+// keep their dates.)
 func (s *Store) CreateChannel(ctx context.Context, inst Instance, name string) (Channel, error) {
 	if !namePattern.MatchString(name) {
 		return Channel{}, problem.Field("name", "must be 1 to 64 letters, digits or underscores, starting with a letter")
@@ -116,7 +119,7 @@ func (s *Store) CreateChannel(ctx context.Context, inst Instance, name string) (
 			}
 			return err
 		}
-		return appendChannelEvents(ctx, tx, inst, c.Name, s.now())
+		return appendChannelEvents(ctx, tx, inst, c.Name, c.CreatedAt.UTC())
 	})
 	if err != nil {
 		return Channel{}, fmt.Errorf("create channel: %w", err)
