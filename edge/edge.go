@@ -159,10 +159,11 @@ func newOriginClient(raw string, timeout time.Duration) (*fasthttp.HostClient, e
 	}, nil
 }
 
-// App returns the Fiber app, to listen on (Listen, Listener, ListenTLS) or
-// to test with App().Test. Its server's handler answers Fetch API reads
-// before the app's router sees them, so serve App().Server() or the
-// listeners, not App().Handler(), which is the router alone.
+// App returns the Fiber app, to test with App().Test or to listen on
+// (Listen, Listener, ListenTLS), though the edge's own Listen, ListenTLS
+// and Serve are cheaper per request. Its server's handler answers Fetch
+// API reads before the app's router sees them, so serve App().Server() or
+// the listeners, not App().Handler(), which is the router alone.
 func (s *Server) App() *fiber.App { return s.app }
 
 // Shutdown stops accepting requests, waits for those in flight and closes

@@ -64,7 +64,7 @@ func startEdge(t testing.TB, st store.Store, cfg edge.Config) *runningEdge {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); srv.Run(ctx) }()
-	go func() { defer wg.Done(); srv.App().Listener(ln) }()
+	go func() { defer wg.Done(); srv.Serve(ln) }()
 	var once sync.Once
 	stop := func() {
 		once.Do(func() {

@@ -53,7 +53,7 @@ func runEdge(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	defer func() { stop(); wg.Wait() }()
 	errc := make(chan error, 1)
-	go func() { errc <- listen(srv.App(), cfg, log) }()
+	go func() { errc <- listen(srv, cfg, log) }()
 	select {
 	case err := <-errc:
 		return err
@@ -65,13 +65,25 @@ func runEdge(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 	return srv.Shutdown(sctx)
 }
 
-// listen serves app on cfg.Addr, with TLS when configured.
-func listen(app *fiber.App, cfg config, log *slog.Logger) error {
+// server is what listen serves: a Fiber app (the origin) or an edge, whose
+// own Listen keeps its connection timeouts cheap.
+type server interface {
+	Listen(addr string) error
+	ListenTLS(addr, certFile, keyFile string) error
+}
+
+var (
+	_ server = (*fiber.App)(nil)
+	_ server = (*edge.Server)(nil)
+)
+
+// listen serves srv on cfg.Addr, with TLS when configured.
+func listen(srv server, cfg config, log *slog.Logger) error {
 	log.Info("listening", "addr", cfg.Addr, "tls", cfg.TLSCert != "")
 	if cfg.TLSCert != "" {
-		return app.ListenTLS(cfg.Addr, cfg.TLSCert, cfg.TLSKey)
+		return srv.ListenTLS(cfg.Addr, cfg.TLSCert, cfg.TLSKey)
 	}
-	return app.Listen(cfg.Addr)
+	return srv.Listen(cfg.Addr)
 }
 
 // startFront puts an edge in front of the origin srv for serve: the origin

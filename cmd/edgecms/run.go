@@ -172,7 +172,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	errc := make(chan error, 2)
-	public := srv.App()
+	var public server = srv.App()
 	var front *edge.Server
 	if all {
 		// The edge is the one public address; the origin listens on an
@@ -180,7 +180,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		if front, err = startFront(ctx, workers, &wg, cfg, srv, errc, log); err != nil {
 			return err
 		}
-		public = front.App()
+		public = front
 	}
 	go func() { errc <- listen(public, cfg, log) }()
 	select {
