@@ -393,3 +393,40 @@ func TestNothingLostUnderConcurrentWriters(t *testing.T) {
 		return n == 0
 	})
 }
+
+// TestStructuralEvents checks what receivers get for changes to an
+// instance's structure: nothing for a new channel (the publisher renders its
+// sitemaps; no item or page changed), and for a locale added or removed a
+// Deleted naming only the locale, like the spec's whole-list changes.
+func TestStructuralEvents(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t)
+	e.webhook(rc.URL(), Input{ContentPublishEvents: ptr(true), ContentSaveEvents: ptr(true)})
+
+	if _, err := e.content.CreateChannel(e.ctx, e.inst, "mobile"); err != nil {
+		t.Fatal(err)
+	}
+	e.pump()
+	if got := rc.requests(); len(got) != 0 {
+		t.Fatalf("a new channel made %d deliveries, want none: %s", len(got), got[0].body)
+	}
+
+	if _, err := e.content.CreateLocale(e.ctx, e.inst, content.Locale{Code: "de-de", Name: "Deutsch"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.content.DeleteLocale(e.ctx, e.inst, "de-de"); err != nil {
+		t.Fatal(err)
+	}
+	e.pump()
+	got := rc.requests()
+	if len(got) == 0 {
+		t.Fatal("adding and deleting a locale made no delivery")
+	}
+	want := map[string]any{"state": "Deleted", "instanceGuid": "acme", "languageCode": "de-de",
+		"changeDateUTC": t0.Format("2006-01-02T15:04:05.000Z")}
+	for _, r := range got {
+		if p := r.payload(t); !reflect.DeepEqual(p, want) {
+			t.Errorf("locale change delivered %v, want %v", p, want)
+		}
+	}
+}

@@ -107,7 +107,9 @@ func plans(e content.Event, subs []subscriber) ([]plan, error) {
 
 // gets reports whether the subscriber gets event e at all.
 func (w subscriber) gets(e content.Event) bool {
-	if w.InstanceID != e.InstanceID {
+	// A channel event tells the publisher to render a new channel's
+	// sitemaps; no item or page changed, so receivers have nothing to do.
+	if w.InstanceID != e.InstanceID || e.Subject == content.SubjectChannel {
 		return false
 	}
 	pub, save, wf := w.categories(e.State)
