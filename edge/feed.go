@@ -127,6 +127,13 @@ func manifestGuid(key string) (string, bool) {
 
 // Run follows the change feed every FeedPoll and refreshes the key
 // manifests every ManifestRefresh, until ctx is cancelled.
+//
+// An edge serves a change half a poll, on average, after the publisher
+// lists it (one poll at most), and each poll costs a Stat of the feed: a
+// HEAD request on S3. At the default 50 ms that is 20 requests a second per
+// edge, about 52 million a month (some US$21 at S3 Standard's request
+// price; nothing on MinIO or a folder), for at most 50 ms on top of the
+// publisher's own time. Halving the interval doubles the bill for 25 ms.
 func (s *Server) Run(ctx context.Context) {
 	f := &follower{s: s}
 	poll := time.NewTicker(s.cfg.FeedPoll)
