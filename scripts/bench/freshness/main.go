@@ -21,6 +21,8 @@
 // and its metadata to disk and renames them into place), when the feed
 // version first listing it began to be written (mtime) and when the driver
 // first read it, and when the batch was confirmed (event_confirmations).
+// File times come from the kernel's coarse clock: they may read a few ms
+// early.
 //
 // With -other-tx D, transactions of length D run throughout in another
 // database of the same server, as another application's (or another
