@@ -173,7 +173,7 @@ func (j *job) loadGraph(roots []int64, r int) ([]*node, error) {
 // graph loads the roots with r remaining levels of item links and
 // selections (content.Reader.ItemGraph).
 func (j *job) graph(roots []int64, r int) error {
-	got, err := j.r.reads.ItemGraph(j.ctx, j.inst, j.locale, j.fl, roots, r)
+	got, err := j.src.ItemGraph(j.ctx, j.inst, j.locale, j.fl, roots, r)
 	if err != nil {
 		return err
 	}
@@ -247,7 +247,7 @@ func (j *job) loadWholeLists() error {
 		}
 		if len(missing) > 0 {
 			slices.Sort(missing)
-			got, err := j.r.reads.ContainerIDs(j.ctx, j.inst, j.locale, j.fl, missing)
+			got, err := j.src.ContainerIDs(j.ctx, j.inst, j.locale, j.fl, missing)
 			if err != nil {
 				return err
 			}
@@ -288,7 +288,7 @@ func (j *job) loadHeads(ids []int64) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	hs, err := j.r.reads.ItemHeads(j.ctx, j.inst, j.locale, j.fl, missing)
+	hs, err := j.src.ItemHeads(j.ctx, j.inst, j.locale, j.fl, missing)
 	if err != nil {
 		return err
 	}
@@ -309,7 +309,7 @@ func (j *job) loadLists(refs []string) ([]*node, error) {
 	if len(refs) == 0 {
 		return nil, nil
 	}
-	vs, err := j.r.reads.ContainerVersions(j.ctx, j.inst, j.locale, j.fl, refs)
+	vs, err := j.src.ContainerVersions(j.ctx, j.inst, j.locale, j.fl, refs)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func (j *job) list() error {
 	if req.Filter != nil || req.Sort != "" {
 		limit = 0 // every item is read to filter and sort
 	}
-	cc, err := j.r.reads.ContainerContents(j.ctx, j.inst, j.locale, j.fl, req.ReferenceName, req.Skip, limit)
+	cc, err := j.src.ContainerContents(j.ctx, j.inst, j.locale, j.fl, req.ReferenceName, req.Skip, limit)
 	if err != nil {
 		return err
 	}

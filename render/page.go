@@ -11,7 +11,7 @@ import (
 
 // page renders GET /{locale}/page/{pageID}.
 func (j *job) page() error {
-	p, err := j.r.reads.PageVersion(j.ctx, j.inst, j.locale, j.fl, j.req.PageID)
+	p, err := j.src.PageVersion(j.ctx, j.inst, j.locale, j.fl, j.req.PageID)
 	if err != nil {
 		return err
 	}

@@ -94,6 +94,38 @@ func PageTag(pageID int64) string { return "p:" + strconv.FormatInt(pageID, 10) 
 // ChannelTag makes the tag of a channel.
 func ChannelTag(channel string) string { return "s:" + strings.ToLower(channel) }
 
+// Source is what a render reads content from: the Renderer's
+// content.Reader (Postgres), or a content.Snapshot (one instance's
+// published content in one locale, in memory). Both answer every read
+// alike, so a render gives the same bytes from either.
+type Source interface {
+	ItemGraph(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, roots []int64, levels int) ([]content.ItemNode, error)
+	ItemHeads(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, contentIDs []int64) ([]content.ItemHead, error)
+	ContainerIDs(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, referenceNames []string) (map[string][]int64, error)
+	ContainerVersions(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, referenceNames []string) ([]content.ItemVersion, error)
+	ContainerContents(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, referenceName string, skip, take int) (content.ContainerContents, error)
+	PageVersion(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, pageID int64) (content.PageVersion, error)
+	ChannelPages(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, channel string) (content.Channel, []content.PageVersion, error)
+	DynamicItems(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, bindings []content.DynamicBinding) ([]content.DynamicItem, error)
+}
+
+var (
+	_ Source = (*content.Reader)(nil)
+	_ Source = (*content.Snapshot)(nil)
+)
+
+// RenderFrom renders the answer to req as Render does, reading content
+// from src. Only items, lists, pages, pages by path and sitemaps read
+// everything from a Source; other kinds are refused.
+func (r *Renderer) RenderFrom(ctx context.Context, site Site, req fetch.Request, src Source) (Result, error) {
+	switch req.Kind {
+	case fetch.Item, fetch.List, fetch.Page, fetch.PageByPath, fetch.SitemapFlat, fetch.SitemapNested:
+	default:
+		return Result{}, fmt.Errorf("render: %s requests are not rendered from a Source", req.Kind)
+	}
+	return r.render(ctx, site, req, src)
+}
+
 // Render renders the answer to req, which must come from fetch.Parse. Sync
 // answers (SyncItems, SyncPages; sync.go) stamp pending changes first, and
 // Gallery and URLRedirection answers have no locale.
@@ -103,6 +135,10 @@ func ChannelTag(channel string) string { return "s:" + strings.ToLower(channel) 
 // a problem.NotFound; a sort by a path that names nothing is a
 // problem.Invalid. Other errors are internal.
 func (r *Renderer) Render(ctx context.Context, site Site, req fetch.Request) (Result, error) {
+	return r.render(ctx, site, req, r.reads)
+}
+
+func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src Source) (Result, error) {
 	var loc content.Locale
 	var err error
 	if req.Kind != fetch.Gallery && req.Kind != fetch.URLRedirection {
@@ -120,7 +156,7 @@ func (r *Renderer) Render(ctx context.Context, site Site, req fetch.Request) (Re
 		return Result{}, problem.Field("apitype", "%q is not fetch or preview", req.APIType)
 	}
 	j := &job{
-		r: r, ctx: ctx, inst: site.Instance, locale: loc.Code, fl: fl, req: req,
+		r: r, src: src, ctx: ctx, inst: site.Instance, locale: loc.Code, fl: fl, req: req,
 		nodes: map[int64]*node{}, heads: map[int64]string{}, hidden: map[int64]bool{},
 		lists: map[string][]int64{}, listDepth: map[string]int{}, tags: map[string]struct{}{},
 	}
@@ -154,6 +190,7 @@ func (r *Renderer) Render(ctx context.Context, site Site, req fetch.Request) (Re
 // job is the state of one render: what is loaded, the output and the tags.
 type job struct {
 	r      *Renderer
+	src    Source
 	ctx    context.Context
 	inst   content.Instance
 	locale string // the configured code

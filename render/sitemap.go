@@ -47,7 +47,7 @@ func (t *sitemapTree) walk(visit func(*smNode) bool) {
 // item's path field; pages below a dynamic page repeat below each item.
 // A path already taken gets -2, -3, ... appended, in sitemap order.
 func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
-	ch, pages, err := j.r.reads.ChannelPages(j.ctx, j.inst, j.locale, j.fl, channel)
+	ch, pages, err := j.src.ChannelPages(j.ctx, j.inst, j.locale, j.fl, channel)
 	if err != nil {
 		return nil, err
 	}
@@ -72,7 +72,7 @@ func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
 	}
 	items := make([][]content.DynamicItem, len(bindings))
 	if len(bindings) > 0 {
-		ds, err := j.r.reads.DynamicItems(j.ctx, j.inst, j.locale, j.fl, bindings)
+		ds, err := j.src.DynamicItems(j.ctx, j.inst, j.locale, j.fl, bindings)
 		if err != nil {
 			return nil, err
 		}
