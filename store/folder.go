@@ -219,6 +219,20 @@ func (f *folder) Put(ctx context.Context, o Object) (bool, error) {
 	return true, nil
 }
 
+// PutListed implements Store: a listing that shows o spares reading its
+// sidecar; anything else is a Put, whose read of the current object is
+// cheap here.
+func (f *folder) PutListed(ctx context.Context, o Object, listed *Info) (bool, error) {
+	p, err := prepare(o)
+	if err != nil {
+		return false, err
+	}
+	if listedSame(listed, p) {
+		return false, nil
+	}
+	return f.Put(ctx, o)
+}
+
 func (f *folder) write(o Object) error {
 	bodyPath, metaPath := f.bodyPath(o.Key), f.metaPath(o.Key)
 	bodyDir, metaDir := filepath.Dir(bodyPath), filepath.Dir(metaPath)

@@ -70,6 +70,18 @@ func (m *Memory) Put(ctx context.Context, o Object) (bool, error) {
 	return true, nil
 }
 
+// PutListed implements Store.
+func (m *Memory) PutListed(ctx context.Context, o Object, listed *Info) (bool, error) {
+	p, err := prepare(o)
+	if err != nil {
+		return false, err
+	}
+	if listedSame(listed, p) {
+		return false, nil
+	}
+	return m.Put(ctx, o)
+}
+
 // Delete implements Store.
 func (m *Memory) Delete(ctx context.Context, key string) error {
 	if err := CheckKey(key); err != nil {

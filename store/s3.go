@@ -232,6 +232,39 @@ func (s *s3store) Put(ctx context.Context, o Object) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return s.put(ctx, o)
+}
+
+// PutListed implements Store: an object listed equal to o costs no
+// request, one listed as absent one conditional PUT (If-None-Match: *,
+// which S3 and MinIO honour), and only one listed otherwise, or created
+// meanwhile, the HEAD of Put.
+func (s *s3store) PutListed(ctx context.Context, o Object, listed *Info) (bool, error) {
+	o, err := prepare(o)
+	if err != nil {
+		return false, err
+	}
+	if listedSame(listed, o) {
+		return false, nil
+	}
+	if listed != nil {
+		return s.put(ctx, o)
+	}
+	err = s.write(ctx, o, "", true)
+	if err == nil {
+		return true, nil
+	}
+	switch minio.ToErrorResponse(err).Code {
+	case minio.PreconditionFailed, minio.NotImplemented:
+		// Written since the listing, or a store that does not take the
+		// condition: compare as Put does.
+		return s.put(ctx, o)
+	}
+	return false, fmt.Errorf("put %s: %w", o.Key, err)
+}
+
+// put writes a prepared object unless the store holds it already.
+func (s *s3store) put(ctx context.Context, o Object) (bool, error) {
 	// The one HEAD that spares rewriting unchanged objects; the ref it
 	// reads names the tags companion this Put replaces.
 	var oldRef string
@@ -250,7 +283,17 @@ func (s *s3store) Put(ctx context.Context, o Object) (bool, error) {
 	default:
 		return false, s3err("put", o.Key, err)
 	}
+	if err := s.write(ctx, o, oldRef, false); err != nil {
+		return false, fmt.Errorf("put %s: %w", o.Key, err)
+	}
+	return true, nil
+}
 
+// write PUTs a prepared object, after its tags companion when its tags do
+// not fit in user metadata, and then removes the companion oldRef that it
+// replaces. With ifAbsent the PUT carries If-None-Match: *. The error of
+// the object's PUT is minio-go's, so that the caller can read its code.
+func (s *s3store) write(ctx context.Context, o Object, oldRef string, ifAbsent bool) error {
 	meta := map[string]string{metaHash: strings.Trim(o.ETag, `"`)}
 	tags := strings.Join(o.Tags, " ")
 	ref := ""
@@ -260,25 +303,28 @@ func (s *s3store) Put(ctx context.Context, o Object) (bool, error) {
 		meta[metaTagsRef] = ref
 		if _, err := s.client.PutObject(ctx, s.bucket, tagsKey(o.Key, ref), strings.NewReader(tags), int64(len(tags)),
 			minio.PutObjectOptions{ContentType: "text/plain; charset=utf-8"}); err != nil {
-			return false, fmt.Errorf("put %s: tag list: %w", o.Key, err)
+			return fmt.Errorf("tag list: %w", err)
 		}
 	case tags != "":
 		meta[metaTags] = tags
 	}
-	_, err = s.client.PutObject(ctx, s.bucket, o.Key, bytes.NewReader(o.Body), int64(len(o.Body)), minio.PutObjectOptions{
+	opts := minio.PutObjectOptions{
 		ContentType:  o.ContentType,
 		CacheControl: o.CacheControl,
 		UserMetadata: meta,
-	})
-	if err != nil {
-		return false, fmt.Errorf("put %s: %w", o.Key, err)
+	}
+	if ifAbsent {
+		opts.SetMatchETagExcept("*")
+	}
+	if _, err := s.client.PutObject(ctx, s.bucket, o.Key, bytes.NewReader(o.Body), int64(len(o.Body)), opts); err != nil {
+		return err
 	}
 	if oldRef != "" && oldRef != ref {
 		// Best effort: a leftover companion costs a few bytes, not
 		// correctness.
 		s.client.RemoveObject(ctx, s.bucket, tagsKey(o.Key, oldRef), minio.RemoveObjectOptions{})
 	}
-	return true, nil
+	return nil
 }
 
 func (s *s3store) Delete(ctx context.Context, key string) error {

@@ -92,6 +92,17 @@ type Store interface {
 	// with the same bytes and metadata (content type, cache control, tags)
 	// is already stored it writes nothing and returns written == false.
 	Put(ctx context.Context, o Object) (written bool, err error)
+	// PutListed stores o as Put does, for a caller that listed the store
+	// (List) shortly before: listed is the Info the listing gave for o.Key,
+	// or nil when it had none. When listed shows o's bytes and metadata,
+	// PutListed writes nothing and returns false without asking the store
+	// again; otherwise it writes o as Put would, and may spare the read Put
+	// makes first (an S3 store creates a key listed as absent with one
+	// conditional PUT, no HEAD). A listing that went stale costs at most
+	// that read, except that an object changed since it was listed equal to
+	// o stays as it is: pass only listings that later writes of the key
+	// would be known to have outdated.
+	PutListed(ctx context.Context, o Object, listed *Info) (written bool, err error)
 	// Delete removes the object at key; deleting a missing object is not an
 	// error.
 	Delete(ctx context.Context, key string) error
@@ -278,6 +289,12 @@ func sameMeta(stored Info, o Object) bool {
 		stored.ContentType == o.ContentType &&
 		stored.CacheControl == o.CacheControl &&
 		slices.Equal(stored.Tags, o.Tags)
+}
+
+// listedSame reports whether a listed object has the bytes and metadata of
+// a prepared object.
+func listedSame(listed *Info, o Object) bool {
+	return listed != nil && listed.Key == o.Key && sameMeta(*listed, o)
 }
 
 // second truncates t to the precision of Modified.

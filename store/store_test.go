@@ -101,6 +101,10 @@ func (s twoStores) Put(ctx context.Context, o store.Object) (bool, error) {
 	return s.pick().Put(ctx, o)
 }
 
+func (s twoStores) PutListed(ctx context.Context, o store.Object, listed *store.Info) (bool, error) {
+	return s.pick().PutListed(ctx, o, listed)
+}
+
 func (s twoStores) Delete(ctx context.Context, key string) error { return s.pick().Delete(ctx, key) }
 
 func (s twoStores) List(ctx context.Context, prefix string, fn func(store.Info) error) error {

@@ -29,6 +29,8 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"PutGet", testPutGet},
 		{"MetadataRoundTrip", testMetadata},
 		{"UnchangedNotRewritten", testUnchanged},
+		{"PutListed", testPutListed},
+		{"PutListedStale", testPutListedStale},
 		{"Overwrite", testOverwrite},
 		{"Missing", testMissing},
 		{"Delete", testDelete},
@@ -213,6 +215,129 @@ func testUnchanged(t *testing.T, s store.Store) {
 		if got := stat(t, s, o.Key); !sameInfo(got, want) {
 			t.Errorf("after changing %s: Stat = %+v, want %+v", c.name, got, want)
 		}
+	}
+}
+
+func putListed(t *testing.T, s store.Store, o store.Object, listed *store.Info) bool {
+	t.Helper()
+	written, err := s.PutListed(context.Background(), o, listed)
+	if err != nil {
+		t.Fatalf("PutListed(%s): %v", o.Key, err)
+	}
+	return written
+}
+
+// listed returns what List says of key, nil when it lists no such object.
+func listed(t *testing.T, s store.Store, key string) *store.Info {
+	t.Helper()
+	for _, info := range list(t, s, key) {
+		if info.Key == key {
+			return &info
+		}
+	}
+	return nil
+}
+
+// testPutListed checks PutListed with fresh listings: it writes new and
+// changed objects, as Put would, and leaves unchanged ones (few and many
+// tags) as they are.
+func testPutListed(t *testing.T, s store.Store) {
+	var many []string
+	for i := range 300 {
+		many = append(many, fmt.Sprintf("i:%d:en-us", 100000+i))
+	}
+	for _, o := range []store.Object{
+		jsonObject("l/few.json", `{"a":1}`, "t:2", "t:1"),
+		jsonObject("l/many.json", `{"a":1}`, many...),
+		jsonObject("l/none.json", `{}`),
+	} {
+		if l := listed(t, s, o.Key); l != nil {
+			t.Fatalf("%s listed before any Put: %+v", o.Key, *l)
+		}
+		if !putListed(t, s, o, nil) {
+			t.Errorf("PutListed of %s, listed absent: written = false, want true", o.Key)
+		}
+		want := o.Info()
+		want.ETag = store.ETag(o.Body)
+		want.Tags = nil
+		if len(o.Tags) > 0 {
+			want.Tags = slices.Sorted(slices.Values(o.Tags))
+		}
+		got := get(t, s, o.Key)
+		if !bytes.Equal(got.Body, o.Body) || !sameInfo(got.Info(), want) {
+			t.Errorf("after PutListed of %s: Get = %q %+v, want %q %+v", o.Key, got.Body, got.Info(), o.Body, want)
+		}
+		first := listed(t, s, o.Key)
+		if first == nil || !sameInfo(*first, want) {
+			t.Fatalf("after PutListed of %s: listed %+v, want %+v", o.Key, first, want)
+		}
+		if putListed(t, s, o, first) {
+			t.Errorf("PutListed of unchanged %s: written = true, want false", o.Key)
+		}
+		if put(t, s, o) {
+			t.Errorf("Put of %s after PutListed: written = true, want false", o.Key)
+		}
+		if again := stat(t, s, o.Key); !again.Modified.Equal(first.Modified) {
+			t.Errorf("unchanged %s rewritten: modified %v, then %v", o.Key, first.Modified, again.Modified)
+		}
+		// Each change, listed before it, is written.
+		changes := []func(*store.Object){
+			func(o *store.Object) { o.Body = []byte(`{"a":2}`) },
+			func(o *store.Object) { o.Tags = append(slices.Clone(o.Tags), "t:new") },
+			func(o *store.Object) { o.CacheControl = "no-store" },
+			func(o *store.Object) { o.ContentType = "text/plain" },
+		}
+		for i, change := range changes {
+			before := listed(t, s, o.Key)
+			change(&o)
+			if !putListed(t, s, o, before) {
+				t.Errorf("PutListed of %s after change %d: written = false, want true", o.Key, i)
+			}
+			got := get(t, s, o.Key)
+			if !bytes.Equal(got.Body, o.Body) || !slices.Equal(got.Tags, slices.Compact(slices.Sorted(slices.Values(o.Tags)))) ||
+				got.CacheControl != o.CacheControl || got.ContentType != o.ContentType {
+				t.Errorf("after PutListed of %s with change %d: Get = %q %+v", o.Key, i, got.Body, got.Info())
+			}
+		}
+	}
+	// Bad input is refused whatever the listing says.
+	if _, err := s.PutListed(context.Background(), jsonObject("../x.json", `{}`), nil); !problem.Is(err, problem.Invalid) {
+		t.Errorf("PutListed of ../x.json: err = %v, want problem.Invalid", err)
+	}
+}
+
+// testPutListedStale checks PutListed with listings that went stale: an
+// object listed as absent but written meanwhile, with the same bytes or
+// others, and one listed with other bytes than it now holds: the store
+// ends holding the object given, and unchanged bytes are still not
+// rewritten. An object listed equal to the one given is left as it is,
+// whatever the store holds now.
+func testPutListedStale(t *testing.T, s store.Store) {
+	o := jsonObject("stale.json", `{"v":1}`, "v:1")
+	put(t, s, o)
+	first := stat(t, s, o.Key)
+	if putListed(t, s, o, nil) {
+		t.Errorf("PutListed of an unchanged object listed as absent: written = true, want false")
+	}
+	if again := stat(t, s, o.Key); !again.Modified.Equal(first.Modified) || again.ETag != first.ETag {
+		t.Errorf("unchanged object listed as absent was rewritten")
+	}
+	o2 := jsonObject("stale.json", `{"v":2}`, "v:2")
+	if !putListed(t, s, o2, nil) {
+		t.Errorf("PutListed of a changed object listed as absent: written = false, want true")
+	}
+	if got := get(t, s, o.Key); string(got.Body) != `{"v":2}` || !slices.Equal(got.Tags, []string{"v:2"}) {
+		t.Errorf("after PutListed listed as absent: Get = %q %v", got.Body, got.Tags)
+	}
+	// Listed with the first version; the store holds the second; write
+	// the second: nothing to do.
+	if putListed(t, s, o2, &first) {
+		t.Errorf("PutListed of the stored version, listed with another: written = true, want false")
+	}
+	// The first again, listed with the first: the listing is trusted
+	// (that is what spares the request), so the second stays.
+	if putListed(t, s, o, &first) || string(get(t, s, o.Key).Body) != `{"v":2}` {
+		t.Errorf("PutListed of an object listed equal to it wrote it")
 	}
 }
 
