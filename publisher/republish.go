@@ -2,9 +2,12 @@ package publisher
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
@@ -12,8 +15,8 @@ import (
 
 // republishChunk is how many objects Republish renders and writes under
 // one hold of the instance's lock, so that event batches for the instance
-// are not held up for the whole republish.
-const republishChunk = 2048
+// are not held up for the whole republish. (A variable for tests.)
+var republishChunk = 2048
 
 const (
 	publishedItemsSQL = `SELECT content_id FROM item_copies
@@ -32,6 +35,11 @@ const (
 // its sitemaps. It deletes the objects that are gone and any object under
 // the instance's fetch prefix that the publisher does not know. progress,
 // when not nil, is called with the objects done and the total as it goes.
+//
+// It renders one locale at a time from a content.Snapshot of the locale's
+// published content (a few queries instead of a few per object), and
+// compares what it renders with one listing of the store taken before it
+// writes instead of asking the store about each object.
 func (p *Publisher) Republish(ctx context.Context, guid string, progress func(done, total int)) error {
 	site, err := render.LoadSite(ctx, p.content, guid)
 	if err != nil {
@@ -63,7 +71,7 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 		}
 	}
 	for _, f := range flats {
-		r, err := p.renderOne(ctx, site, f)
+		r, err := p.renderOne(ctx, site, f, nil)
 		if err != nil {
 			return fmt.Errorf("republish %s: %w", guid, err)
 		}
@@ -79,28 +87,42 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 			todo = append(todo, r)
 		}
 	}
+	listing := map[string]*store.Info{}
+	err = p.store.List(ctx, guid+"/"+fetch.Fetch+"/", func(info store.Info) error {
+		listing[info.Key] = &info
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("republish %s: list the store: %w", guid, err)
+	}
+
 	total := len(todo)
 	if progress != nil {
 		progress(0, total)
 	}
 	var out outcome
-	for start := 0; start < total; start += republishChunk {
-		chunk := todo[start:min(start+republishChunk, total)]
-		done := start
-		var report func(int)
-		if progress != nil {
-			report = func(n int) { progress(done+n, total) }
+	src := &republishSource{}
+	done := 0
+	for _, group := range byLocale(site, todo) {
+		for start := 0; start < len(group.reqs); start += republishChunk {
+			chunk := group.reqs[start:min(start+republishChunk, len(group.reqs))]
+			var report func(int)
+			if progress != nil {
+				before := done
+				report = func(n int) { progress(before+n, total) }
+			}
+			o, err := p.republishChunk(ctx, site, group.locale, chunk, src, listing, report)
+			if err != nil {
+				return fmt.Errorf("republish %s: %w", guid, err)
+			}
+			out.add(o)
+			done += len(chunk)
 		}
-		o, err := p.republishChunk(ctx, site, chunk, report)
-		if err != nil {
-			return fmt.Errorf("republish %s: %w", guid, err)
-		}
-		out.add(o)
 	}
 	if err := p.saveMembers(ctx, guid, members); err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
-	n, err := p.deleteUnknown(ctx, guid, seen)
+	n, err := p.deleteUnknown(ctx, guid, seen, listing)
 	if err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
@@ -112,18 +134,103 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 	return p.drainFeed(ctx)
 }
 
-// republishChunk renders and writes one chunk under the instance's lock.
-func (p *Publisher) republishChunk(ctx context.Context, site render.Site, reqs []fetch.Request, progress func(int)) (outcome, error) {
+// localeRequests are requests of one configured locale ("" for requests
+// whose locale is not configured, which answer 404).
+type localeRequests struct {
+	locale string
+	reqs   []fetch.Request
+}
+
+// byLocale groups reqs by locale, in the site's order of locales, keeping
+// their order within each.
+func byLocale(site render.Site, reqs []fetch.Request) []localeRequests {
+	groups := make([]localeRequests, len(site.Locales)+1)
+	index := map[string]int{}
+	for i, l := range site.Locales {
+		groups[i].locale = l.Code
+		index[l.Code] = i
+	}
+	for _, r := range reqs {
+		i := len(site.Locales)
+		if l, err := content.ResolveLocale(site.Locales, r.Locale); err == nil {
+			i = index[l.Code]
+		}
+		groups[i].reqs = append(groups[i].reqs, r)
+	}
+	return groups
+}
+
+// maxSnapshotBytes bounds the field values of the snapshot of one locale
+// (the memory it takes is a few times more); a larger locale is rendered
+// from Postgres.
+const maxSnapshotBytes = 256 << 20
+
+// republishSource is what the chunks of a republish render from: the
+// snapshot of the locale at hand and the render number taken before it
+// was read.
+type republishSource struct {
+	locale   string
+	snap     *content.Snapshot // nil: Postgres
+	seq      int64
+	tooLarge map[string]bool
+}
+
+// update makes s fit to render a chunk of locale ("": a locale that is not
+// configured) and returns the render number to write it with. It runs
+// under the instance's lock: a snapshot is kept from chunk to chunk while
+// no event of the instance was committed since it was read; otherwise the
+// events' batches could already have re-rendered the objects they affect
+// without seeing those of this chunk, which the snapshot renders as they
+// were, so a new snapshot is read, with a new number.
+func (s *republishSource) update(ctx context.Context, p *Publisher, site render.Site, locale string) error {
+	if s.snap != nil && s.locale == locale {
+		current, err := s.snap.Current(ctx, p.db)
+		if err != nil || current {
+			return err
+		}
+	}
+	seq, err := p.nextSeq(ctx)
+	if err != nil {
+		return err
+	}
+	s.locale, s.snap, s.seq = locale, nil, seq
+	if locale == "" || s.tooLarge[locale] {
+		return nil
+	}
+	snap, err := p.content.LoadSnapshot(ctx, site.Instance, locale, maxSnapshotBytes)
+	switch {
+	case errors.Is(err, content.ErrSnapshotTooLarge):
+		p.log.Info("publisher: republish renders from Postgres: the published content is larger than a snapshot",
+			"guid", site.Instance.Guid, "locale", locale)
+		if s.tooLarge == nil {
+			s.tooLarge = map[string]bool{}
+		}
+		s.tooLarge[locale] = true
+		return nil
+	case err != nil:
+		return err
+	}
+	s.snap = snap
+	return nil
+}
+
+// republishChunk renders and writes one chunk of requests of one locale
+// under the instance's lock.
+func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale string, reqs []fetch.Request,
+	src *republishSource, listing map[string]*store.Info, progress func(int)) (outcome, error) {
 	l, err := p.lockInstance(ctx, site.Instance.Guid)
 	if err != nil {
 		return outcome{}, err
 	}
 	defer l.release()
-	seq, err := p.nextSeq(ctx)
-	if err != nil {
+	if err := src.update(ctx, p, site, locale); err != nil {
 		return outcome{}, err
 	}
-	return p.publish(ctx, site, reqs, writeOpts{seq: seq, force: true}, progress)
+	opts := writeOpts{seq: src.seq, force: true, listing: listing}
+	if src.snap != nil {
+		opts.src = src.snap
+	}
+	return p.publish(ctx, site, reqs, opts, progress)
 }
 
 // maintained lists the requests the publisher maintains for an instance
@@ -173,20 +280,18 @@ func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.R
 	return reqs, members, nil
 }
 
-// deleteUnknown deletes the objects under the instance's fetch prefix that
-// neither this republish wrote nor the objects table knows (left by a lost
-// table, or by hand), and returns how many.
-func (p *Publisher) deleteUnknown(ctx context.Context, guid string, known map[string]bool) (int, error) {
+// deleteUnknown deletes the objects under the instance's fetch prefix, as
+// listed before the republish wrote, that neither this republish wrote nor
+// the objects table knows (left by a lost table, or by hand), and returns
+// how many.
+func (p *Publisher) deleteUnknown(ctx context.Context, guid string, known map[string]bool, listing map[string]*store.Info) (int, error) {
 	var stray []string
-	err := p.store.List(ctx, guid+"/"+fetch.Fetch+"/", func(info store.Info) error {
-		if !known[info.Key] {
-			stray = append(stray, info.Key)
+	for key := range listing {
+		if !known[key] {
+			stray = append(stray, key)
 		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
 	}
+	slices.Sort(stray)
 	n := 0
 	for _, key := range stray {
 		var live bool

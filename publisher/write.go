@@ -46,10 +46,17 @@ type rendered struct {
 	gone bool
 }
 
-// renderOne renders req for the store.
-func (p *Publisher) renderOne(ctx context.Context, site render.Site, req fetch.Request) (*rendered, error) {
+// renderOne renders req for the store, reading content from src (nil:
+// Postgres).
+func (p *Publisher) renderOne(ctx context.Context, site render.Site, req fetch.Request, src render.Source) (*rendered, error) {
 	r := &rendered{req: req, key: req.Key()}
-	res, err := p.render.Render(ctx, site, req)
+	var res render.Result
+	var err error
+	if src != nil {
+		res, err = p.render.RenderFrom(ctx, site, req, src)
+	} else {
+		res, err = p.render.Render(ctx, site, req)
+	}
 	if err != nil {
 		if s := problem.KindOf(err).Status(); s >= 400 && s < 500 && ctx.Err() == nil {
 			r.gone = true
@@ -74,6 +81,15 @@ type writeOpts struct {
 	force bool
 	// expand adds the page paths of every flat sitemap rendered.
 	expand bool
+	// src, when set, is what renders read content from instead of
+	// Postgres (a snapshot, taken after seq).
+	src render.Source
+	// listing, when set, is what the store held under the instance's
+	// fetch prefix before the writes began (a missing key: nothing), so
+	// that writes need not ask the store first (store.PutListed). It is
+	// trusted only where the objects table agrees with it or knows
+	// nothing of the key.
+	listing map[string]*store.Info
 }
 
 // change is an object whose stored state changed.
@@ -207,7 +223,7 @@ func (p *Publisher) renderWrite(ctx context.Context, site render.Site, reqs []fe
 		go func() {
 			defer renderers.Done()
 			for req := range jobs {
-				r, err := p.renderOne(ctx, site, req)
+				r, err := p.renderOne(ctx, site, req, opts.src)
 				if err != nil {
 					cancel(err)
 					continue
@@ -366,8 +382,16 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 					o.err = p.store.Delete(ctx, o.r.key)
 					return
 				}
-				written, err := p.store.Put(ctx, store.Object{Key: o.r.key, Body: o.r.body,
-					ContentType: contentType, CacheControl: cacheControl, Tags: o.r.tags})
+				obj := store.Object{Key: o.r.key, Body: o.r.body, ContentType: contentType, CacheControl: cacheControl, Tags: o.r.tags}
+				var written bool
+				var err error
+				if opts.listing != nil && (o.row.Key == "" || !o.changed) {
+					// The table knows nothing of the key, or agrees
+					// with the render: what the listing says stands.
+					written, err = p.store.PutListed(ctx, obj, opts.listing[o.r.key])
+				} else {
+					written, err = p.store.Put(ctx, obj)
+				}
 				o.err = err
 				o.changed = o.changed || written
 			}()
