@@ -7,6 +7,8 @@
 #
 #   bash scripts/bench/republish.sh                 # 10,000 items
 #   bash scripts/bench/republish.sh -items 2000 -workers 32
+#   bash scripts/bench/republish.sh -keep            # keep the generated database
+#   bash scripts/bench/republish.sh -reuse edgecms_bench_republish_N -once -cpuprofile cpu.prof
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export EDGECMS_MINIO_BIN=$(sh scripts/minio.sh)

@@ -14,7 +14,15 @@
 //  3. republishes into a second empty bucket, then runs the PUT loop again
 //     at its best concurrency (the machine's load may change between
 //     measurements: the ratio compares the means of both pairs);
-//  4. republishes once more, nothing changed (a HEAD per object).
+//  4. republishes once more, nothing changed (one listing of the store,
+//     no request per object).
+//
+// Each measurement also reports the CPU time per 1000 objects of this
+// process, MinIO and the database's Postgres backends, and of the whole
+// machine (whatever else runs). -keep keeps the generated database and
+// -reuse runs on a kept one (its publisher tables emptied) without the
+// minutes of generating; -once stops after the first republish, for
+// profiling (-cpuprofile). The figures to report come from a plain run.
 //
 // Run it through scripts/bench/republish.sh.
 package main
@@ -31,6 +39,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -57,16 +66,22 @@ func main() {
 	storeWorkers := flag.Int("store-workers", 32, "publisher store writers (also the first concurrency of the plain PUT loop)")
 	dbURL := flag.String("database-url", envOr("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
 		"Postgres server (any database; a scratch one is created and dropped)")
-	keep := flag.Bool("keep", false, "keep the scratch database")
+	keep := flag.Bool("keep", false, "keep the scratch database (its name is printed; see -reuse)")
+	flag.StringVar(&reuse, "reuse", "", "use this database, kept by an earlier -keep run, instead of generating one (it is kept)")
+	flag.BoolVar(&once, "once", false, "republish once into an empty bucket and stop (for profiling; no ratio)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the first republish to this file")
 	flag.Parse()
-	if err := run(context.Background(), *dbURL, *items, *workers, *storeWorkers, *keep); err != nil {
+	if err := run(context.Background(), *dbURL, *items, *workers, *storeWorkers, *keep || reuse != ""); err != nil {
 		fmt.Fprintln(os.Stderr, "republish bench:", err)
 		os.Exit(1)
 	}
 }
 
-var cpuProfile string
+var (
+	cpuProfile string
+	reuse      string
+	once       bool
+)
 
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
@@ -78,6 +93,9 @@ func envOr(name, def string) string {
 func run(ctx context.Context, serverURL string, items, workers, storeWorkers int, keep bool) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	dbName := fmt.Sprintf("edgecms_bench_republish_%d", time.Now().UnixNano()%1e9)
+	if reuse != "" {
+		dbName = reuse
+	}
 	dsn, err := withDatabase(serverURL, dbName)
 	if err != nil {
 		return err
@@ -87,41 +105,31 @@ func run(ctx context.Context, serverURL string, items, workers, storeWorkers int
 		return err
 	}
 	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+dbName); err != nil {
-		return fmt.Errorf("create scratch database: %w", err)
-	}
-	if !keep {
-		defer admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)")
-	}
-	// Filling 10,000 items is 40,000 small transactions: commit them
-	// without waiting for the disk. The measured republish runs with the
-	// server's default again (a new pool after the RESET).
-	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+dbName+" SET synchronous_commit = off"); err != nil {
-		return err
+	var guid string
+	if reuse != "" {
+		if guid, err = reused(ctx, dsn); err != nil {
+			return err
+		}
+		fmt.Printf("reused instance %q of database %s\n", guid, dbName)
+	} else {
+		if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+dbName); err != nil {
+			return fmt.Errorf("create scratch database: %w", err)
+		}
+		if keep {
+			fmt.Printf("keeping database %s (run again with -reuse %s)\n", dbName, dbName)
+		} else {
+			defer admin.ExecContext(context.Background(), "DROP DATABASE IF EXISTS "+dbName+" WITH (FORCE)")
+		}
+		if guid, err = fill(ctx, admin, dsn, dbName, items); err != nil {
+			return err
+		}
 	}
 	db, err := openDB(dsn)
 	if err != nil {
 		return err
 	}
-	if _, err := schema.Migrate(ctx, db); err != nil {
-		return err
-	}
-	start := time.Now()
-	guid, err := generate(ctx, content.NewStore(db), items)
-	db.Close()
-	if err != nil {
-		return fmt.Errorf("generate: %w", err)
-	}
-	fmt.Printf("generated instance %q: %d items x 2 locales in %v\n", guid, items, time.Since(start).Round(time.Second))
-	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+dbName+" RESET synchronous_commit"); err != nil {
-		return err
-	}
-	if db, err = openDB(dsn); err != nil {
-		return err
-	}
 	defer db.Close()
 	cs := content.NewStore(db)
-
 	srv, err := miniotest.StartServer("")
 	if err != nil {
 		return err
@@ -146,7 +154,7 @@ func run(ctx context.Context, serverURL string, items, workers, storeWorkers int
 		pprof.StartCPUProfile(f)
 	}
 	cpu0 := meter.sample(ctx)
-	start = time.Now()
+	start := time.Now()
 	if err := p.Republish(ctx, guid, progress); err != nil {
 		return err
 	}
@@ -176,6 +184,9 @@ func run(ctx context.Context, serverURL string, items, workers, storeWorkers int
 	}
 	pub1 := report("into an empty bucket", first)
 	fmt.Printf("  %s\n", perThousand(cpuPub, n))
+	if once {
+		return nil
+	}
 
 	// The machine may be shared and its load changes: measure MinIO's
 	// own rate before and after a second republish into another empty
@@ -224,6 +235,55 @@ func run(ctx context.Context, serverURL string, items, workers, storeWorkers int
 	fmt.Printf("republish %.0f objects/s / MinIO PUT %.0f objects/s (concurrency %d) = %.0f %%  (target >= 70 %%)\n",
 		pub, raw, bestC, 100*pub/raw)
 	return nil
+}
+
+// fill migrates the new database dbName and generates the instance in it.
+func fill(ctx context.Context, admin *sqlx.DB, dsn, dbName string, items int) (string, error) {
+	// Filling 10,000 items is 40,000 small transactions: commit them
+	// without waiting for the disk. The measured republish runs with the
+	// server's default again (a new pool after the RESET).
+	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+dbName+" SET synchronous_commit = off"); err != nil {
+		return "", err
+	}
+	db, err := openDB(dsn)
+	if err != nil {
+		return "", err
+	}
+	if _, err := schema.Migrate(ctx, db); err != nil {
+		return "", err
+	}
+	start := time.Now()
+	guid, err := generate(ctx, content.NewStore(db), items)
+	db.Close()
+	if err != nil {
+		return "", fmt.Errorf("generate: %w", err)
+	}
+	fmt.Printf("generated instance %q: %d items x 2 locales in %v\n", guid, items, time.Since(start).Round(time.Second))
+	if _, err := admin.ExecContext(ctx, "ALTER DATABASE "+dbName+" RESET synchronous_commit"); err != nil {
+		return "", err
+	}
+	return guid, nil
+}
+
+// reused returns the guid of the one instance of a kept database.
+func reused(ctx context.Context, dsn string) (string, error) {
+	db, err := openDB(dsn)
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var guids []string
+	if err := db.SelectContext(ctx, &guids, `SELECT guid FROM instances`); err != nil {
+		return "", err
+	}
+	if len(guids) != 1 {
+		return "", fmt.Errorf("database has %d instances, want 1", len(guids))
+	}
+	// Start as a fresh database would: nothing published yet.
+	if _, err := db.ExecContext(ctx, `TRUNCATE objects, list_members, object_changes, event_confirmations`); err != nil {
+		return "", err
+	}
+	return guids[0], nil
 }
 
 func withDatabase(serverURL, name string) (string, error) {
@@ -509,11 +569,16 @@ type cpuMeter struct {
 	minioPID int
 }
 
-// cpuSample is CPU time in seconds.
-type cpuSample struct{ self, minio, postgres float64 }
+// cpuSample is CPU time in seconds; machine is the busy time of all CPUs
+// (other processes included), wall the time of the sample.
+type cpuSample struct {
+	self, minio, postgres, machine float64
+	wall                           time.Time
+}
 
 func (a cpuSample) sub(b cpuSample) cpuSample {
-	return cpuSample{a.self - b.self, a.minio - b.minio, a.postgres - b.postgres}
+	return cpuSample{a.self - b.self, a.minio - b.minio, a.postgres - b.postgres, a.machine - b.machine,
+		time.Unix(0, int64(a.wall.Sub(b.wall)))}
 }
 
 func newCPUMeter(admin *sqlx.DB, dbName, endpoint string) *cpuMeter {
@@ -533,7 +598,7 @@ func newCPUMeter(admin *sqlx.DB, dbName, endpoint string) *cpuMeter {
 func (m *cpuMeter) sample(ctx context.Context) cpuSample {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	s := cpuSample{self: tv(ru.Utime) + tv(ru.Stime), minio: procCPU(m.minioPID)}
+	s := cpuSample{self: tv(ru.Utime) + tv(ru.Stime), minio: procCPU(m.minioPID), machine: machineCPU(), wall: time.Now()}
 	var pids []int
 	m.admin.SelectContext(ctx, &pids, `SELECT pid FROM pg_stat_activity WHERE datname = $1`, m.dbName)
 	for _, pid := range pids {
@@ -564,9 +629,30 @@ func procCPU(pid int) float64 {
 	return (ut + st) / 100
 }
 
-// perThousand formats CPU seconds per 1000 objects.
+// machineCPU is the busy time of all CPUs from /proc/stat, in seconds.
+func machineCPU() float64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	busy := 0.0
+	for i, v := range f[1:] {
+		var x float64
+		fmt.Sscan(v, &x)
+		if i != 3 && i != 4 { // idle, iowait
+			busy += x
+		}
+	}
+	return busy / 100
+}
+
+// perThousand formats CPU seconds per 1000 objects, and how busy the
+// machine's CPUs were meanwhile (all processes, in CPUs).
 func perThousand(c cpuSample, n int) string {
 	k := float64(n) / 1000
-	return fmt.Sprintf("CPU s per 1000 objects: this process %.2f, MinIO %.2f, Postgres %.2f, total %.2f",
-		c.self/k, c.minio/k, c.postgres/k, (c.self+c.minio+c.postgres)/k)
+	secs := time.Duration(c.wall.UnixNano()).Seconds()
+	return fmt.Sprintf("CPU s per 1000 objects: this process %.2f, MinIO %.2f, Postgres %.2f, total %.2f; machine %.2f (%.1f of %d CPUs busy)",
+		c.self/k, c.minio/k, c.postgres/k, (c.self+c.minio+c.postgres)/k, c.machine/k, c.machine/secs, runtime.NumCPU())
 }
