@@ -217,12 +217,15 @@ type Position struct {
 // Position returns the position just after e.
 func (e Event) Position() Position { return Position{Tx: e.Tx, ID: e.ID} }
 
+// The horizon is a sub-select so that Postgres computes it once per
+// statement: it reads which transactions are running, which may change
+// while the statement runs, and a value computed per row could skip a row.
 const (
 	eventsSinceSQL = `SELECT id, tx::text AS tx, instance_id, instance_guid, state, subject, locale,
 			reference_name, content_id, page_id, version_id, change_date, created_at
-		FROM events WHERE (tx, id) > ($1::xid8, $2) AND tx < edgecms_event_horizon()
+		FROM events WHERE (tx, id) > ($1::xid8, $2) AND tx < (SELECT edgecms_event_horizon())
 		ORDER BY tx, id LIMIT $3`
-	eventLogEndSQL = `SELECT coalesce(max(tx)::text, '0') FROM events WHERE tx < edgecms_event_horizon()`
+	eventLogEndSQL = `SELECT coalesce(max(tx)::text, '0') FROM events WHERE tx < (SELECT edgecms_event_horizon())`
 )
 
 // EventsSince returns up to limit events after pos, oldest first, never a
