@@ -23,9 +23,16 @@ import (
 //	x-amz-meta-surrogate-key   the tags, joined by spaces
 //
 // S3 limits user metadata to 2 KiB, and an object that embeds many items
-// has more tags than that. Tag lists longer than maxInlineTags go to a
-// companion object at .edgecms/tags/<key>/<hash of the list>, written
-// before the object, and the object carries
+// has more tags than that. A tag list longer than maxInlineTags is first
+// shortened: its tags' common prefix (the publisher's tags all start with
+// "<guid>.<locale>.") goes apart, and the rest of each tag stays in
+// x-amz-meta-surrogate-key:
+//
+//	x-amz-meta-surrogate-key-prefix   the prefix of every tag
+//
+// When that is still too long, the list goes to a companion object at
+// .edgecms/tags/<key>/<hash of the list>, written before the object, and the
+// object carries
 //
 //	x-amz-meta-surrogate-key-ref   the hash of the tag list
 //
@@ -43,6 +50,7 @@ type s3store struct {
 const (
 	metaHash    = "Content-Hash"
 	metaTags    = "Surrogate-Key"
+	metaPrefix  = "Surrogate-Key-Prefix"
 	metaTagsRef = "Surrogate-Key-Ref"
 )
 
@@ -187,14 +195,11 @@ func (s *s3store) info(ctx context.Context, oi minio.ObjectInfo) (Info, error) {
 		Size:         oi.Size,
 		ContentType:  oi.ContentType,
 		CacheControl: oi.Metadata.Get("Cache-Control"),
-		Tags:         strings.Fields(oi.UserMetadata[metaTags]),
+		Tags:         inlineTags(oi.UserMetadata[metaPrefix], oi.UserMetadata[metaTags]),
 		Modified:     second(oi.LastModified),
 	}
 	if h := oi.UserMetadata[metaHash]; h != "" {
 		info.ETag = quoteHash(h)
-	}
-	if len(info.Tags) == 0 {
-		info.Tags = nil
 	}
 	if ref := oi.UserMetadata[metaTagsRef]; ref != "" {
 		tags, err := s.tags(ctx, oi.Key, ref)
@@ -204,6 +209,51 @@ func (s *s3store) info(ctx context.Context, oi minio.ObjectInfo) (Info, error) {
 		info.Tags = tags
 	}
 	return info, nil
+}
+
+// shortTags splits sorted tags whose list is too long for user metadata into
+// their common prefix and the rest of each, joined by spaces, and returns
+// "", "" when that is too long too (or there is no prefix to share).
+func shortTags(tags []string) (prefix, rest string) {
+	if len(tags) < 2 {
+		return "", ""
+	}
+	first, last := tags[0], tags[len(tags)-1]
+	n := 0
+	for n < len(first)-1 && n < len(last) && first[n] == last[n] {
+		n++ // sorted: what the first and last share, all share
+	}
+	size := n
+	for _, t := range tags {
+		size += len(t) - n + 1
+	}
+	if n == 0 || size-1 > maxInlineTags {
+		return "", ""
+	}
+	var b strings.Builder
+	b.Grow(size - n)
+	for i, t := range tags {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(t[n:])
+	}
+	return first[:n], b.String()
+}
+
+// inlineTags reads the tags kept in user metadata: the list, and the prefix
+// of every tag when the list was shortened. It returns nil for none.
+func inlineTags(prefix, list string) []string {
+	tags := strings.Fields(list)
+	if len(tags) == 0 {
+		return nil
+	}
+	if prefix != "" {
+		for i, t := range tags {
+			tags[i] = prefix + t
+		}
+	}
+	return tags
 }
 
 func tagsKey(key, ref string) string { return tagsPrefix + key + "/" + ref }
@@ -297,7 +347,10 @@ func (s *s3store) write(ctx context.Context, o Object, oldRef string, ifAbsent b
 	meta := map[string]string{metaHash: strings.Trim(o.ETag, `"`)}
 	tags := strings.Join(o.Tags, " ")
 	ref := ""
+	prefix, rest := shortTags(o.Tags)
 	switch {
+	case len(tags) > maxInlineTags && prefix != "":
+		meta[metaPrefix], meta[metaTags] = prefix, rest
 	case len(tags) > maxInlineTags:
 		ref = contentHash([]byte(tags))
 		meta[metaTagsRef] = ref
@@ -399,11 +452,8 @@ func listedInfo(oi minio.ObjectInfo) (Info, bool) {
 		ContentType:  contentType,
 		CacheControl: oi.UserMetadata["cache-control"],
 		ETag:         quoteHash(hash),
-		Tags:         strings.Fields(oi.UserMetadataStripped[metaTags]),
+		Tags:         inlineTags(oi.UserMetadataStripped[metaPrefix], oi.UserMetadataStripped[metaTags]),
 		Modified:     second(oi.LastModified),
-	}
-	if len(info.Tags) == 0 {
-		info.Tags = nil
 	}
 	return info, true
 }

@@ -130,6 +130,41 @@ func TestS3ManyTags(t *testing.T) {
 	}
 }
 
+// TestS3ShortenedTags checks that a tag list too long for user metadata
+// whose tags share a prefix stays in metadata, shortened, without a
+// companion.
+func TestS3ShortenedTags(t *testing.T) {
+	ctx := context.Background()
+	bucket := newBucket()
+	s := openS3(t, bucket)
+	raw := rawClient(t)
+	var tags []string
+	for i := range 80 {
+		tags = append(tags, fmt.Sprintf("acme.en-us.i:%d", 100000+i))
+	}
+	o := store.Object{Key: "list/short.json", Body: []byte("[]"), Tags: tags}
+	if len(strings.Join(tags, " ")) <= 1024 {
+		t.Fatal("the test's tags fit in metadata as they are")
+	}
+	if _, err := s.Put(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	for oi := range raw.ListObjects(ctx, bucket, minio.ListObjectsOptions{Prefix: ".edgecms/", Recursive: true}) {
+		t.Errorf("companion %s (err %v), want none", oi.Key, oi.Err)
+	}
+	oi, err := raw.StatObject(ctx, bucket, o.Key, minio.StatObjectOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, list := oi.Metadata.Get("X-Amz-Meta-Surrogate-Key-Prefix"), oi.Metadata.Get("X-Amz-Meta-Surrogate-Key"); p != "acme.en-us.i:1000" ||
+		!strings.HasPrefix(list, "00 01 02 ") {
+		t.Errorf("metadata: prefix %q, list %q", p, list)
+	}
+	if got, err := s.Get(ctx, o.Key); err != nil || !slices.Equal(got.Tags, tags) {
+		t.Errorf("Get = %v, %v; want %v", got.Tags, err, tags)
+	}
+}
+
 // TestS3ForeignObjects checks objects this package did not write: Get
 // computes their ETag, and List skips keys a Store cannot name.
 func TestS3ForeignObjects(t *testing.T) {

@@ -39,6 +39,7 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"List", testList},
 		{"ListStops", testListStops},
 		{"ManyTags", testManyTags},
+		{"ManyTagsOnePrefix", testManyTagsOnePrefix},
 		{"LargeObject", testLarge},
 		{"EmptyBody", testEmpty},
 		{"ConcurrentPutsSameKey", testConcurrentSameKey},
@@ -538,6 +539,44 @@ func testManyTags(t *testing.T, s store.Store) {
 	}
 	if got := list(t, s, ""); len(got) != 0 {
 		t.Errorf("List after Delete = %v, want none", keys(got))
+	}
+}
+
+// testManyTagsOnePrefix checks a tag list too long for S3 user metadata
+// whose tags share a long prefix, as the publisher's do.
+func testManyTagsOnePrefix(t *testing.T, s store.Store) {
+	var tags []string
+	for i := range 80 {
+		tags = append(tags, fmt.Sprintf("bench688022.en-us.i:%d", 100000+i*37))
+	}
+	tags = append(tags, "bench688022.en-us.c:posts", "bench688022.en-us.i:1")
+	want := slices.Sorted(slices.Values(tags))
+	o := jsonObject("list/prefixed.json", `{"items":[]}`, tags...)
+	if !put(t, s, o) {
+		t.Errorf("Put: written = false")
+	}
+	if got := get(t, s, o.Key); !slices.Equal(got.Tags, want) {
+		t.Errorf("Get: tags %v, want %v", got.Tags, want)
+	}
+	if got := stat(t, s, o.Key); !slices.Equal(got.Tags, want) {
+		t.Errorf("Stat: tags %v, want %v", got.Tags, want)
+	}
+	l := listed(t, s, o.Key)
+	if l == nil || !slices.Equal(l.Tags, want) {
+		t.Fatalf("List: %+v, want tags %v", l, want)
+	}
+	if put(t, s, o) || putListed(t, s, o, l) {
+		t.Errorf("unchanged Put or PutListed: written = true, want false")
+	}
+	// One tag less, then only the shared part and one more: both read back.
+	for _, ts := range [][]string{want[1:], {"bench688022.en-us.", "bench688022.en-us.i:1"}} {
+		o.Tags = ts
+		if !put(t, s, o) {
+			t.Errorf("Put with tags %d..: written = false", len(ts))
+		}
+		if got := get(t, s, o.Key); !slices.Equal(got.Tags, ts) {
+			t.Errorf("Get: tags %v, want %v", got.Tags, ts)
+		}
 	}
 }
 
