@@ -291,38 +291,6 @@ func (p *Publisher) eventsWaiting(ctx context.Context) bool {
 	return waiting
 }
 
-// maintain trims the change log and old tombstones every minute.
-func (p *Publisher) maintain(ctx context.Context) {
-	t := time.NewTicker(time.Minute)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := p.trim(ctx); err != nil && ctx.Err() == nil {
-				p.log.Warn("publisher: trim", "err", err)
-			}
-		}
-	}
-}
-
-const (
-	trimChangesSQL    = `DELETE FROM object_changes WHERE pos < (SELECT max(pos) FROM object_changes) - $1`
-	trimTombstonesSQL = `DELETE FROM objects WHERE etag IS NULL AND updated_at < now() - interval '1 day'`
-)
-
-// trim keeps ten feeds' worth of changes and a day of tombstones.
-func (p *Publisher) trim(ctx context.Context) error {
-	if _, err := p.db.ExecContext(ctx, trimChangesSQL, 10*p.cfg.FeedSize); err != nil {
-		return fmt.Errorf("trim changes: %w", err)
-	}
-	if _, err := p.db.ExecContext(ctx, trimTombstonesSQL); err != nil {
-		return fmt.Errorf("trim tombstones: %w", err)
-	}
-	return nil
-}
-
 const (
 	// lastEventSQL is the newest committed event; drainedSQL tells whether
 	// the cursor is at or past a position.
