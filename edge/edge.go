@@ -81,6 +81,7 @@ type Server struct {
 	origin *fasthttp.HostClient
 	fills  flights
 	memo   *memo
+	ready  readiness // closed after Run's first read of the change feed (feed.go)
 	// lastOriginLog is when an origin failure was last logged (Unix
 	// seconds), so that an outage logs once a second, not once a request.
 	lastOriginLog atomic.Int64

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/edgecms/edgecms/problem"
@@ -125,8 +126,43 @@ func manifestGuid(key string) (string, bool) {
 	return strings.CutSuffix(rest, ".json")
 }
 
+// firstReadWait bounds how long Ready waits for Run's first read of the
+// change feed: a store that does not answer must not keep the edge from
+// serving what it can.
+const firstReadWait = 2 * time.Second
+
+// readiness is closed once the edge may serve (see Ready). The zero value
+// is ready to use.
+type readiness struct {
+	made, closed sync.Once
+	c            chan struct{}
+}
+
+func (r *readiness) wait() <-chan struct{} {
+	r.made.Do(func() { r.c = make(chan struct{}) })
+	return r.c
+}
+
+func (r *readiness) done() {
+	r.closed.Do(func() {
+		r.wait()
+		close(r.c)
+	})
+}
+
+// Ready returns a channel that Run closes once it has read the change feed
+// for the first time, or found none, or failed to read it; or, when the
+// store does not answer, after a couple of seconds; and when Run returns.
+// Start serving once it is closed: the first read of the feed drops the
+// whole cache (an object cached before it may be older than a change the
+// feed lists), so objects served before it would be read again from the
+// store. An edge that could not read the feed serves anyway, and its first
+// successful read drops what it cached meanwhile.
+func (s *Server) Ready() <-chan struct{} { return s.ready.wait() }
+
 // Run follows the change feed every FeedPoll and refreshes the key
-// manifests every ManifestRefresh, until ctx is cancelled.
+// manifests every ManifestRefresh, until ctx is cancelled. It reads the
+// feed at once, and Ready tells when it has.
 //
 // An edge serves a change half a poll, on average, after the publisher
 // lists it (one poll at most), and each poll costs a Stat of the feed: a
@@ -136,6 +172,16 @@ func manifestGuid(key string) (string, bool) {
 // publisher's own time. Halving the interval doubles the bill for 25 ms.
 func (s *Server) Run(ctx context.Context) {
 	f := &follower{s: s}
+	bound := time.AfterFunc(firstReadWait, func() {
+		select {
+		case <-s.ready.wait():
+		default:
+			s.log.Warn("change feed: not read yet; serving anyway, and the first read will drop what was cached meanwhile", "waited", firstReadWait)
+			s.ready.done()
+		}
+	})
+	defer bound.Stop()
+	defer s.ready.done()
 	poll := time.NewTicker(s.cfg.FeedPoll)
 	defer poll.Stop()
 	refresh := time.NewTicker(s.cfg.ManifestRefresh)
@@ -143,6 +189,7 @@ func (s *Server) Run(ctx context.Context) {
 	failing := false
 	for {
 		err := f.poll(ctx)
+		s.ready.done()
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:
 			s.log.Warn("change feed: cannot read it; cached objects are served until it can be read", "err", err)

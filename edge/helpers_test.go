@@ -44,7 +44,8 @@ type runningEdge struct {
 	stop func()
 }
 
-// startEdge starts an edge on st. cfg's Store is set to st; FeedPoll
+// startEdge starts an edge on st and returns once it serves, after its
+// first read of the change feed. cfg's Store is set to st; FeedPoll
 // defaults to 10 ms so that tests do not wait long.
 func startEdge(t testing.TB, st store.Store, cfg edge.Config) *runningEdge {
 	t.Helper()
@@ -64,6 +65,8 @@ func startEdge(t testing.TB, st store.Store, cfg edge.Config) *runningEdge {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); srv.Run(ctx) }()
+	// As edgecms does: serve once the feed was read (Ready).
+	<-srv.Ready()
 	go func() { defer wg.Done(); srv.Serve(ln) }()
 	var once sync.Once
 	stop := func() {
