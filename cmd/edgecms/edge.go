@@ -52,6 +52,7 @@ func runEdge(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	defer func() { stop(); wg.Wait() }()
+	<-srv.Ready() // the feed is read before anything is served and cached
 	errc := make(chan error, 1)
 	go func() { errc <- listen(srv, cfg, log) }()
 	select {
@@ -89,7 +90,8 @@ func listen(srv server, cfg config, log *slog.Logger) error {
 // startFront puts an edge in front of the origin srv for serve: the origin
 // listens on an internal loopback port, the edge (started by the caller on
 // EDGECMS_ADDR) forwards to it everything it does not serve from the
-// store. The edge follows the change feed until workers is cancelled.
+// store. The edge follows the change feed until workers is cancelled; it
+// returns once the edge has read the feed (or given up waiting for it).
 func startFront(ctx, workers context.Context, wg *sync.WaitGroup, cfg config, srv *origin.Server, errc chan<- error, log *slog.Logger) (*edge.Server, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -104,6 +106,7 @@ func startFront(ctx, workers context.Context, wg *sync.WaitGroup, cfg config, sr
 	go func() { errc <- srv.App().Listener(ln) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); front.Run(workers) }()
+	<-front.Ready() // the feed is read before anything is served and cached
 	return front, nil
 }
 
