@@ -101,7 +101,7 @@ func (p *Publisher) trimChanges(ctx context.Context) (int64, error) {
 // the parked event, and its confirmation goes too.
 //
 // The log is trimmed oldest first, so the events gone are (but for a few
-// of transactions that overlapped) those below the oldest event left; only
+// whose transactions overlapped) those below the oldest event left; only
 // those are looked at, so that a round with nothing to delete does not
 // scan the whole table. A confirmation of an event gone above the oldest
 // left waits until the events below it go.
