@@ -37,11 +37,13 @@ var (
 // is the edge's hot path); everything else goes to the app.
 func (s *Server) fastPath(app fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(c *fasthttp.RequestCtx) {
-		if (c.IsGet() || c.IsHead()) && !originPath(c.Path()) {
-			if err := s.serveFetch(c); err != nil {
-				s.writeProblem(c, err)
+		if c.IsGet() || c.IsHead() {
+			if t := requestTarget(&c.Request); !originPath(t.cleanPath) {
+				if err := s.serveFetch(c, t); err != nil {
+					s.writeProblem(c, err)
+				}
+				return
 			}
-			return
 		}
 		app(c)
 	}
@@ -54,18 +56,78 @@ func originPath(path []byte) bool {
 	return string(path) == "/healthz" || string(path) == "/api" || bytes.HasPrefix(path, []byte("/api/"))
 }
 
+// target is a request's target as the edge reads it: the host, the path as
+// sent and as normalised (unescaped, dot segments and double slashes
+// removed: what routes), and the query.
+type target struct {
+	host, path, cleanPath, query []byte
+}
+
+// requestTarget returns the target of rq. It is what fasthttp's URI gives,
+// but for the usual request (a path without escapes, dot segments, double
+// slashes or fragment, a lower-case host name) it only splits the bytes as
+// sent, which are then already what the URI parsing would give: that
+// parsing costs about 3 % of a cache hit.
+func requestTarget(rq *fasthttp.Request) target {
+	if t, ok := plainTarget(rq.Header.Host(), rq.Header.RequestURI()); ok {
+		return t
+	}
+	u := rq.URI()
+	return target{host: u.Host(), path: u.PathOriginal(), cleanPath: u.Path(), query: u.QueryString()}
+}
+
+// plainTarget splits uri (origin form, "/path?query") and checks that host
+// and uri need none of the URI parsing's work; ok is false otherwise.
+func plainTarget(host, uri []byte) (t target, ok bool) {
+	if len(host) == 0 || len(uri) == 0 || uri[0] != '/' {
+		return target{}, false
+	}
+	i := 0
+	for i < len(host) && ('a' <= host[i] && host[i] <= 'z' || '0' <= host[i] && host[i] <= '9' || host[i] == '.' || host[i] == '-') {
+		i++
+	}
+	if i == 0 {
+		return target{}, false
+	}
+	if i < len(host) && host[i] == ':' { // a port
+		for i++; i < len(host) && '0' <= host[i] && host[i] <= '9'; i++ {
+		}
+	}
+	if i != len(host) {
+		return target{}, false
+	}
+	q := -1
+	for i, b := range uri {
+		switch {
+		case b < ' ' || b == 0x7f || b == '#':
+			return target{}, false
+		case b == ':' && bytes.HasPrefix(uri[i:], []byte("://")):
+			return target{}, false
+		case q >= 0:
+		case b == '?':
+			q = i
+		case b == '%' || b == '/' && i+1 < len(uri) && (uri[i+1] == '/' || uri[i+1] == '.'):
+			return target{}, false
+		}
+	}
+	t = target{host: host, path: uri}
+	if q >= 0 {
+		t.path, t.query = uri[:q], uri[q+1:]
+	}
+	t.cleanPath = t.path
+	return t, true
+}
+
 // serveFetch answers a Fetch API read: parse, check the key against the
 // manifest, then the cache, the store, and last the origin.
-func (s *Server) serveFetch(c *fasthttp.RequestCtx) error {
+func (s *Server) serveFetch(c *fasthttp.RequestCtx, t target) error {
 	rq := &c.Request
-	host, guidHeader := rq.Host(), rq.Header.PeekBytes(hGuid)
-	uri := rq.URI()
-	path, query := uri.PathOriginal(), uri.QueryString()
+	guidHeader := rq.Header.PeekBytes(hGuid)
 	var buf [256]byte
-	raw := rawKey(buf[:0], host, guidHeader, path, query)
+	raw := rawKey(buf[:0], t.host, guidHeader, t.path, t.query)
 	p := s.memo.get(raw)
 	if p == nil {
-		req, err := fetch.Parse(fetch.Input{Host: string(host), Path: string(path), RawQuery: string(query), GuidHeader: string(guidHeader)})
+		req, err := fetch.Parse(fetch.Input{Host: string(t.host), Path: string(t.path), RawQuery: string(t.query), GuidHeader: string(guidHeader)})
 		if err != nil {
 			return err
 		}
