@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -411,4 +412,22 @@ func (c *renderCache) get(req fetch.Request) (render.Result, error) {
 		c.m[k] = r
 	}
 	return r.res, r.err
+}
+
+// republishLoop republishes guid with p over and over until ctx ends, in a
+// goroutine counted by wg (which the caller has added it to), and returns
+// where it counts the republishes done: read it after wg.Wait.
+func republishLoop(ctx context.Context, t *testing.T, wg *sync.WaitGroup, p *Publisher, guid string) *int {
+	n := new(int)
+	go func() {
+		defer wg.Done()
+		for ctx.Err() == nil {
+			if err := p.Republish(ctx, guid, nil); err != nil && ctx.Err() == nil {
+				t.Errorf("Republish: %v", err)
+				return
+			}
+			*n++
+		}
+	}()
+	return n
 }

@@ -44,20 +44,12 @@ func TestInvalidationRandomMinIO(t *testing.T) {
 }
 
 func runRandomEdits(t *testing.T, kind storeKind, edits int) {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -seed=%d)", seed, seed)
-	e := newEnv(t, kind)
-	s := e.buildSite()
-	p := e.publisher(Config{})
-	e.must(p.Drain(e.ctx))
+	r := newRandomEditor(t, kind)
+	e, p, seed := r.e, r.p, r.seed
 	e.check(t)
 	if t.Failed() {
 		t.FailNow()
 	}
-	r := &randomEditor{e: e, p: p, s: s, rng: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 	done := 0
 	for done < edits {
 		group := 1 + r.rng.IntN(4)
@@ -76,10 +68,27 @@ func runRandomEdits(t *testing.T, kind storeKind, edits int) {
 }
 
 // randomEditor makes random edits of the test site.
+// newRandomEditor builds the site on a store of kind, lets a publisher
+// publish it and returns an editor of it whose choices follow -seed, or the
+// clock (the seed is logged, to run a failure again).
+func newRandomEditor(t *testing.T, kind storeKind) *randomEditor {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -seed=%d)", seed, seed)
+	e := newEnv(t, kind)
+	s := e.buildSite()
+	p := e.publisher(Config{})
+	e.must(p.Drain(e.ctx))
+	return &randomEditor{e: e, p: p, s: s, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+}
+
 type randomEditor struct {
 	e      *env
 	p      *Publisher
 	s      *site
+	seed   uint64
 	rng    *rand.Rand
 	pages  []int64 // created pages beyond the site's three
 	counts map[string]int

@@ -189,17 +189,7 @@ func TestConcurrentPublishers(t *testing.T) {
 	}
 	// A third writer: republishing the whole instance over and over.
 	wg.Add(1)
-	republishes := 0
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			if err := p2.Republish(ctx, e.guid, nil); err != nil && ctx.Err() == nil {
-				t.Errorf("Republish: %v", err)
-				return
-			}
-			republishes++
-		}
-	}()
+	republishes := republishLoop(ctx, t, &wg, p2, e.guid)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	r := &randomEditor{e: e, p: p1, s: s, rng: rand.New(rand.NewPCG(seed, 1))}
@@ -218,7 +208,7 @@ func TestConcurrentPublishers(t *testing.T) {
 	if n := e.unconfirmed(); n != 0 {
 		t.Errorf("%d events unconfirmed", n)
 	}
-	t.Logf("%d edits, %d republishes; counts %v", edits, republishes, r.counts)
+	t.Logf("%d edits, %d republishes; counts %v", edits, *republishes, r.counts)
 }
 
 // TestOlderRenderNeverOverwrites writes an object with a render number and

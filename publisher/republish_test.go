@@ -36,16 +36,8 @@ func TestRepublishRandomMinIO(t *testing.T) {
 }
 
 func runRandomRepublish(t *testing.T, kind storeKind, rounds int) {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -seed=%d)", seed, seed)
-	e := newEnv(t, kind)
-	s := e.buildSite()
-	p := e.publisher(Config{})
-	e.must(p.Drain(e.ctx))
-	r := &randomEditor{e: e, p: p, s: s, rng: rand.New(rand.NewPCG(seed, seed^0x5eed))}
+	r := newRandomEditor(t, kind)
+	e, p, seed := r.e, r.p, r.seed
 	for round := range rounds {
 		var names []string
 		for range 1 + r.rng.IntN(6) {
@@ -99,17 +91,7 @@ func TestRepublishConcurrentEdits(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); p1.Run(ctx) }()
-	republishes := 0
-	go func() {
-		defer wg.Done()
-		for ctx.Err() == nil {
-			if err := p2.Republish(ctx, e.guid, nil); err != nil && ctx.Err() == nil {
-				t.Errorf("Republish: %v", err)
-				return
-			}
-			republishes++
-		}
-	}()
+	republishes := republishLoop(ctx, t, &wg, p2, e.guid)
 	seed := *seedFlag
 	if seed == 0 {
 		seed = uint64(time.Now().UnixNano())
@@ -128,7 +110,7 @@ func TestRepublishConcurrentEdits(t *testing.T) {
 	wg.Wait()
 	e.must(p1.Drain(e.ctx))
 	e.check(t)
-	t.Logf("%d edits, %d republishes; counts %v", edits, republishes, r.counts)
+	t.Logf("%d edits, %d republishes; counts %v", edits, *republishes, r.counts)
 }
 
 // TestRepublishListedStale checks the cases where the listing Republish
