@@ -88,7 +88,7 @@ func (l *coarseListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &coarseConn{Conn: nc, l: l}
+	c := &coarseConn{Conn: nc, l: l, io: newSockIO(nc)}
 	l.mu.Lock()
 	if l.closed {
 		c.direct = true
@@ -150,10 +150,12 @@ func (l *coarseListener) forget(c *coarseConn) {
 	l.mu.Unlock()
 }
 
-// coarseConn is a connection of a coarseListener.
+// coarseConn is a connection of a coarseListener. Its reads and writes go
+// through sockIO when it is a TCP connection.
 type coarseConn struct {
 	net.Conn
-	l *coarseListener
+	l  *coarseListener
+	io *sockIO // nil: reads and writes go to Conn
 
 	mu sync.Mutex
 	// read and write are the deadlines asked for (zero: none).
@@ -164,6 +166,22 @@ type coarseConn struct {
 	// direct sends deadlines straight to the socket: the listener is
 	// closed and sweeps no more.
 	direct bool
+}
+
+// Read reads from the connection.
+func (c *coarseConn) Read(b []byte) (int, error) {
+	if c.io == nil || len(b) == 0 {
+		return c.Conn.Read(b)
+	}
+	return c.io.read(b)
+}
+
+// Write writes to the connection.
+func (c *coarseConn) Write(b []byte) (int, error) {
+	if c.io == nil || len(b) == 0 {
+		return c.Conn.Write(b)
+	}
+	return c.io.write(b)
 }
 
 // SetDeadline sets the read and write deadlines.
