@@ -96,25 +96,23 @@ func plainTarget(host, uri []byte) (t target, ok bool) {
 	if i != len(host) {
 		return target{}, false
 	}
-	q := -1
-	for i, b := range uri {
-		switch {
-		case b < ' ' || b == 0x7f || b == '#':
-			return target{}, false
-		case b == ':' && bytes.HasPrefix(uri[i:], []byte("://")):
-			return target{}, false
-		case q >= 0:
-		case b == '?':
-			q = i
-		case b == '%' || b == '/' && i+1 < len(uri) && (uri[i+1] == '/' || uri[i+1] == '.'):
+	for _, b := range uri {
+		if b < ' ' || b == 0x7f {
 			return target{}, false
 		}
 	}
-	t = target{host: host, path: uri}
-	if q >= 0 {
-		t.path, t.query = uri[:q], uri[q+1:]
+	path := uri
+	if q := bytes.IndexByte(uri, '?'); q >= 0 {
+		path = uri[:q]
 	}
-	t.cleanPath = t.path
+	if bytes.IndexByte(uri, '#') >= 0 || bytes.Contains(uri, []byte("://")) ||
+		bytes.IndexByte(path, '%') >= 0 || bytes.Contains(path, []byte("//")) || bytes.Contains(path, []byte("/.")) {
+		return target{}, false
+	}
+	t = target{host: host, path: path, cleanPath: path}
+	if len(path) < len(uri) {
+		t.query = uri[len(path)+1:]
+	}
 	return t, true
 }
 

@@ -101,3 +101,10 @@ func checkTarget(t *testing.T, host, uri string) {
 		}
 	}
 }
+
+func BenchmarkPlainTarget(b *testing.B) {
+	host, uri := []byte("acme-api.example.com:8080"), []byte("/acme/fetch/en-us/list/posts?take=10&skip=0&sort=properties.modified")
+	for b.Loop() {
+		plainTarget(host, uri)
+	}
+}
