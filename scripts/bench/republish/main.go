@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command republish measures a full republish of a large generated instance
 // into MinIO, and MinIO's own PUT rate for the same object sizes, and prints
 // both (the target is a republish at >= 70 % of MinIO's rate).
