@@ -248,19 +248,28 @@ type assetList struct {
 	AssetIDs []int64 `json:"assetIDs"`
 }
 
-func (s *Server) addGalleryAssets(c *fiber.Ctx) error {
+// galleryAssets reads the gallery :id and the assetIDs a body names.
+func galleryAssets(c *fiber.Ctx) (int64, []int64, error) {
 	var in assetList
 	if err := decode(c, &in); err != nil {
-		return err
+		return 0, nil, err
 	}
 	n, err := id(c, "id")
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	if in.AssetIDs == nil {
-		return problem.Field("assetIDs", "is required")
+		return 0, nil, problem.Field("assetIDs", "is required")
 	}
-	g, err := s.store.AddGalleryAssets(c.UserContext(), instance(c), n, in.AssetIDs)
+	return n, in.AssetIDs, nil
+}
+
+func (s *Server) addGalleryAssets(c *fiber.Ctx) error {
+	n, assets, err := galleryAssets(c)
+	if err != nil {
+		return err
+	}
+	g, err := s.store.AddGalleryAssets(c.UserContext(), instance(c), n, assets)
 	if err != nil {
 		return err
 	}
@@ -268,18 +277,11 @@ func (s *Server) addGalleryAssets(c *fiber.Ctx) error {
 }
 
 func (s *Server) reorderGallery(c *fiber.Ctx) error {
-	var in assetList
-	if err := decode(c, &in); err != nil {
-		return err
-	}
-	n, err := id(c, "id")
+	n, assets, err := galleryAssets(c)
 	if err != nil {
 		return err
 	}
-	if in.AssetIDs == nil {
-		return problem.Field("assetIDs", "is required")
-	}
-	if err := s.store.ReorderGallery(c.UserContext(), instance(c), n, in.AssetIDs); err != nil {
+	if err := s.store.ReorderGallery(c.UserContext(), instance(c), n, assets); err != nil {
 		return err
 	}
 	return noContent(c)
