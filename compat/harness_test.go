@@ -3,18 +3,11 @@ package compat
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"io"
 	"log/slog"
-	"math/big"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -27,6 +20,7 @@ import (
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/pgtest"
+	"github.com/edgecms/edgecms/internal/testcert"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/render"
 )
@@ -87,7 +81,7 @@ func startWith(t *testing.T, cfg origin.Config) *service {
 	cfg.Render = renderFn
 	srv := origin.New(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
 
-	certPEM, keyPEM := selfSigned(t)
+	certPEM, keyPEM := testcert.New(t)
 	s.caFile = filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(s.caFile, certPEM, 0o600); err != nil {
 		t.Fatal(err)
@@ -110,37 +104,6 @@ func startWith(t *testing.T, cfg origin.Config) *service {
 	pool.AppendCertsFromPEM(certPEM)
 	s.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	return s
-}
-
-// selfSigned makes a certificate for 127.0.0.1 and localhost.
-func selfSigned(t *testing.T) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "edgecms test"},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(24 * time.Hour),
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		DNSNames:              []string{"localhost"},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
 }
 
 // do sends a GET with the given headers and returns the response with its body read.

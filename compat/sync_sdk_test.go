@@ -27,6 +27,7 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/testcert"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
@@ -622,7 +623,7 @@ func TestSyncThroughEdge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM := selfSigned(t)
+	certPEM, keyPEM := testcert.New(t)
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		t.Fatal(err)
