@@ -344,7 +344,9 @@ func (d *Dispatcher) intakeLoop(ctx context.Context) {
 
 // intakeLockKey is the first half of the advisory lock that lets one
 // dispatcher at a time read the event log (the second is the consumer).
-const intakeLockKey = 7301970
+// The project's advisory locks use 7301966 to 7301973, each its own: the
+// publisher's are 7301970 to 7301972 (publisher/lock.go).
+const intakeLockKey = 7301973
 
 // intake reads a batch of new events and, in the same transaction as it
 // moves the event log cursor past them, queues a delivery per matching
