@@ -156,36 +156,51 @@ func (c *cache) put(e *entry, gen uint64) bool {
 		sh.ring.Remove(old.elem)
 		c.size.Add(-old.cost)
 	}
+	// e starts without a second chance: an object read once (a crawler's
+	// scan) goes before the objects read again since the hand last passed.
+	e.used.Store(false)
 	e.elem = sh.ring.PushFront(e)
 	sh.m[e.key] = e
 	sh.mu.Unlock()
 	if c.size.Add(e.cost) > c.max {
-		c.evict()
+		c.evict(e)
 	}
 	return true
 }
 
-// evict removes entries, sweeping the shards in turn, until the cache is
-// within its bound.
-func (c *cache) evict() {
-	for c.size.Load() > c.max {
+// evict removes entries until the cache is within its bound. One CLOCK hand
+// sweeps all the shards in turn: in each it passes every entry once,
+// clearing the used bits, and stops at the first entry not used since it
+// last passed (or stale), which it removes. So an entry survives as long
+// as it is used once per sweep of the whole cache, whichever shard it is
+// in. keep, the entry whose insert made room necessary, is passed over
+// untouched. Two sweeps without a removal end the loop: by then every bit
+// is clear, so only keep, or entries that concurrent hits and inserts
+// touched meanwhile, are left.
+func (c *cache) evict(keep *entry) {
+	for idle := 0; c.size.Load() > c.max && idle < 2*cacheShards; {
 		i := c.hand.Add(1) % cacheShards
-		c.shards[i].evictOne(c)
+		if c.shards[i].evictOne(c, keep) {
+			idle = 0
+		} else {
+			idle++
+		}
 	}
 }
 
-// evictOne runs the shard's CLOCK hand until it removes one entry: entries
-// used since the hand last passed get a second chance. Stale entries go
-// first.
-func (sh *shard) evictOne(c *cache) {
+// evictOne passes the shard's entries once, oldest first, removing the
+// first one that is stale or not used since the hand last passed, and
+// giving the others a second chance. It reports whether it removed one.
+func (sh *shard) evictOne(c *cache, keep *entry) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	for n := 2*sh.ring.Len() + 1; n > 0; n-- {
+	for n := sh.ring.Len(); n > 0; n-- {
 		el := sh.ring.Back()
-		if el == nil {
-			return
-		}
 		e := el.Value.(*entry)
+		if e == keep {
+			sh.ring.MoveToFront(el)
+			continue
+		}
 		if e.used.Load() && !e.stale.Load() {
 			e.used.Store(false)
 			sh.ring.MoveToFront(el)
@@ -194,8 +209,9 @@ func (sh *shard) evictOne(c *cache) {
 		sh.ring.Remove(el)
 		delete(sh.m, e.key)
 		c.size.Add(-e.cost)
-		return
+		return true
 	}
+	return false
 }
 
 // invalidate marks the entry of key stale and moves its shard to a new
