@@ -13,6 +13,10 @@
 // proxy. When the origin is down it keeps serving what it has
 // (stale-if-error) and otherwise answers 502 or 503 problem documents.
 //
+// On Linux, Listen and Serve answer cache hits from epoll event loops and
+// hand every other request, with its connection, to the fasthttp server
+// (hitloop_linux.go).
+//
 // Edges learn about changed objects from the change feed in the store
 // (FeedKey), which they poll cheaply (a Stat, then a read only when its ETag
 // changed). README.md describes the request flow and the design choices.
@@ -25,6 +29,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -57,6 +62,10 @@ type Config struct {
 	// BodyLimit is the largest request body forwarded, in bytes (default
 	// 2 MiB, the origin's own limit).
 	BodyLimit int
+	// NoHitLoops serves every connection of Listen and Serve with a
+	// goroutine, as ListenTLS does, instead of answering cache hits from
+	// event loops (Linux only; see hitLoops).
+	NoHitLoops bool
 	// Now is the clock (key expiry, Age); nil means the time the server
 	// read each request.
 	Now func() time.Time
@@ -71,6 +80,14 @@ const (
 	DefaultBodyLimit       = 2 << 20
 )
 
+// The edge's connection timeouts: for reading a request once begun, and
+// for a kept-alive connection waiting for its next request. Variables for
+// tests.
+var (
+	readTimeout = 30 * time.Second
+	idleTimeout = 120 * time.Second
+)
+
 // Server is an edge: its Fiber app, cache, keys and origin client.
 type Server struct {
 	cfg    Config
@@ -82,6 +99,11 @@ type Server struct {
 	fills  flights
 	memo   *memo
 	ready  readiness // closed after Run's first read of the change feed (feed.go)
+	// loopConns counts the connections the event loops hold (hitLoops);
+	// drains are closed when the loops of a Serve have ended.
+	loopConns atomic.Int64
+	drainsMu  sync.Mutex
+	drains    []<-chan struct{}
 	// lastOriginLog is when an origin failure was last logged (Unix
 	// seconds), so that an outage logs once a second, not once a request.
 	lastOriginLog atomic.Int64
@@ -118,9 +140,9 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		BodyLimit:             cfg.BodyLimit,
 		ErrorHandler:          s.handleError,
 		DisableStartupMessage: true,
-		ReadTimeout:           30 * time.Second,
+		ReadTimeout:           readTimeout,
 		WriteTimeout:          cfg.OriginTimeout,
-		IdleTimeout:           120 * time.Second,
+		IdleTimeout:           idleTimeout,
 		CaseSensitive:         true,
 	})
 	s.app.Use(s.proxy)
@@ -167,12 +189,32 @@ func newOriginClient(raw string, timeout time.Duration) (*fasthttp.HostClient, e
 // the listeners, not App().Handler(), which is the router alone.
 func (s *Server) App() *fiber.App { return s.app }
 
-// Shutdown stops accepting requests, waits for those in flight and closes
-// the connections to the origin.
+// Shutdown stops accepting requests, waits for those in flight (and for
+// the event loops to send the answers they hold) and closes the
+// connections to the origin. It returns ctx's error if ctx ends first.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
+	s.drainsMu.Lock()
+	drains := s.drains
+	s.drainsMu.Unlock()
+	for _, done := range drains {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			if err == nil {
+				err = ctx.Err()
+			}
+		}
+	}
 	s.origin.CloseIdleConnections()
 	return err
+}
+
+// addDrain records a channel Shutdown waits for.
+func (s *Server) addDrain(done <-chan struct{}) {
+	s.drainsMu.Lock()
+	s.drains = append(s.drains, done)
+	s.drainsMu.Unlock()
 }
 
 // handleError is the Fiber app's error handler: see writeProblem.

@@ -2,7 +2,9 @@ package edge
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"sync/atomic"
@@ -35,13 +37,28 @@ func (s *Server) ListenTLS(addr, certFile, keyFile string) error {
 		return fmt.Errorf("edge: listen: %w", err)
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
-	return s.app.Listener(tls.NewListener(newCoarseListener(ln, sweepEvery), cfg))
+	return s.app.Listener(tls.NewListener(newCoarseListener(ln, sweepEvery, s.log), cfg))
 }
 
 // Serve serves the edge on the connections ln accepts (a plain TCP
-// listener: ListenTLS serves TLS) until Shutdown, which closes ln.
+// listener: ListenTLS serves TLS) until Shutdown, which closes ln. On
+// Linux, event loops answer the cache hits of a TCP listener and hand the
+// rest to the fasthttp server (see hitLoops), unless Config.NoHitLoops;
+// they accept on a duplicate of ln's socket, so closing ln does not stop
+// them: Shutdown does.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.app.Listener(newCoarseListener(ln, sweepEvery))
+	if !s.cfg.NoHitLoops {
+		hl, err := newHitLoops(s, ln)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		if hl != nil {
+			defer hl.Close() // should the server end other than by Shutdown
+			ln = hl
+		}
+	}
+	return s.app.Listener(newCoarseListener(ln, sweepEvery, s.log))
 }
 
 // sweepEvery is how often a coarseListener applies the deadlines that have
@@ -64,6 +81,7 @@ const sweepEvery = 500 * time.Millisecond
 type coarseListener struct {
 	net.Listener
 	every time.Duration
+	log   *slog.Logger
 	// now is the time of the last sweep (Unix nanoseconds): a clock that
 	// connections read without a system call.
 	now  atomic.Int64
@@ -75,18 +93,38 @@ type coarseListener struct {
 	closed bool
 }
 
-func newCoarseListener(ln net.Listener, every time.Duration) *coarseListener {
-	l := &coarseListener{Listener: ln, every: every, done: make(chan struct{}), conns: map[*coarseConn]struct{}{}}
+func newCoarseListener(ln net.Listener, every time.Duration, log *slog.Logger) *coarseListener {
+	l := &coarseListener{Listener: ln, every: every, log: log, done: make(chan struct{}), conns: map[*coarseConn]struct{}{}}
 	l.now.Store(time.Now().UnixNano())
 	go l.sweep()
 	return l
 }
 
-// Accept waits for the next connection.
+// Accept waits for the next connection. It retries what fails other than
+// a closed listener (out of descriptors or memory, mostly), waiting 5 ms
+// and doubling up to 1 s, as net/http does: fasthttp would stop serving
+// for good at the first such error.
 func (l *coarseListener) Accept() (net.Conn, error) {
-	nc, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	var nc net.Conn
+	for wait := time.Duration(0); ; {
+		var err error
+		if nc, err = l.Listener.Accept(); err == nil {
+			break
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return nil, err
+		}
+		if wait == 0 {
+			wait = 5 * time.Millisecond
+			l.log.Warn("edge: accept failed; retrying", "err", err)
+		} else {
+			wait = min(2*wait, time.Second)
+		}
+		select {
+		case <-l.done:
+			return nil, net.ErrClosed
+		case <-time.After(wait):
+		}
 	}
 	c := &coarseConn{Conn: nc, l: l, io: newSockIO(nc)}
 	l.mu.Lock()

@@ -3,8 +3,10 @@ package edge
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -17,7 +19,7 @@ func coarsePair(t *testing.T) (*coarseListener, *coarseConn, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newCoarseListener(ln, 5*time.Millisecond)
+	l := newCoarseListener(ln, 5*time.Millisecond, slog.New(slog.DiscardHandler))
 	t.Cleanup(func() { l.Close() })
 	client, err := net.Dial("tcp", ln.Addr().String())
 	if err != nil {
@@ -151,4 +153,53 @@ func TestCoarseDeadlines(t *testing.T) {
 			t.Errorf("listener tracks %d connections after close, want 0", n)
 		}
 	})
+}
+
+// failingListener fails its first accepts with fail, then accepts.
+type failingListener struct {
+	net.Listener
+	fail  []error
+	tries int
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	l.tries++
+	if len(l.fail) > 0 {
+		err := l.fail[0]
+		l.fail = l.fail[1:]
+		return nil, err
+	}
+	return l.Listener.Accept()
+}
+
+// TestCoarseListenerRetriesAccept checks that an accept that fails for
+// want of descriptors is retried (fasthttp stops serving at the first
+// error it is given), and that a closed listener is not.
+func TestCoarseListenerRetriesAccept(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", syscall.EMFILE)}
+	fl := &failingListener{Listener: ln, fail: []error{emfile, emfile, emfile}}
+	l := newCoarseListener(fl, time.Hour, slog.New(slog.DiscardHandler))
+	defer l.Close()
+	go func() {
+		if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
+			defer c.Close()
+			time.Sleep(time.Second)
+		}
+	}()
+	c, err := l.Accept()
+	if err != nil {
+		t.Fatalf("Accept after three EMFILE: %v", err)
+	}
+	c.Close()
+	if fl.tries != 4 {
+		t.Errorf("%d tries, want 4", fl.tries)
+	}
+	l.Close()
+	if _, err := l.Accept(); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Accept on a closed listener: %v, want net.ErrClosed", err)
+	}
 }

@@ -120,24 +120,13 @@ func plainTarget(host, uri []byte) (t target, ok bool) {
 // manifest, then the cache, the store, and last the origin.
 func (s *Server) serveFetch(c *fasthttp.RequestCtx, t target) error {
 	rq := &c.Request
-	guidHeader := rq.Header.PeekBytes(hGuid)
-	var buf [256]byte
-	raw := rawKey(buf[:0], t.host, guidHeader, t.path, t.query)
-	p := s.memo.get(raw)
-	if p == nil {
-		req, err := fetch.Parse(fetch.Input{Host: string(t.host), Path: string(t.path), RawQuery: string(t.query), GuidHeader: string(guidHeader)})
-		if err != nil {
-			return err
-		}
-		p = &parsed{req: req}
-		if req.Cacheable() {
-			p.key = req.Key()
-		}
-		s.memo.put(raw, p)
+	p, err := s.parse(t.host, rq.Header.PeekBytes(hGuid), t.path, t.query)
+	if err != nil {
+		return err
 	}
 	ctx := context.Background()
 	now := s.now(c)
-	err := s.keys.check(ctx, p.req.Guid, rq.Header.PeekBytes(hAPIKey), p.req.APIType, now)
+	err = s.keys.check(ctx, p.req.Guid, rq.Header.PeekBytes(hAPIKey), p.req.APIType, now)
 	switch {
 	case errors.Is(err, errNoManifest):
 		// The origin checks the key against the database.
@@ -159,6 +148,44 @@ func (s *Server) serveFetch(c *fasthttp.RequestCtx, t target) error {
 		return s.forwardFetch(c, p.req, p.key, now)
 	}
 	s.send(c, e, vMiss, now.Unix())
+	return nil
+}
+
+// parse parses a Fetch API read (host, Guid header, path and query as
+// sent), remembering the result in the memo.
+func (s *Server) parse(host, guidHeader, path, query []byte) (*parsed, error) {
+	var buf [256]byte
+	raw := rawKey(buf[:0], host, guidHeader, path, query)
+	if p := s.memo.get(raw); p != nil {
+		return p, nil
+	}
+	req, err := fetch.Parse(fetch.Input{Host: string(host), Path: string(path), RawQuery: string(query), GuidHeader: string(guidHeader)})
+	if err != nil {
+		return nil, err
+	}
+	p := &parsed{req: req}
+	if req.Cacheable() {
+		p.key = req.Key()
+	}
+	s.memo.put(raw, p)
+	return p, nil
+}
+
+// hit returns the fresh cached object that answers a Fetch API read as a
+// cache hit (what serveFetch would send with X-Cache: HIT), or nil for
+// anything else: a request that does not parse, a key that is not accepted
+// or not checked yet (no manifest held), preview, an object not cached or
+// stale. It never waits: no store read, no manifest load. The event loops
+// (hitloop_linux.go) answer with it what they can and leave the rest to
+// serveFetch.
+func (s *Server) hit(t target, guidHeader, secret []byte, now time.Time) *entry {
+	p, err := s.parse(t.host, guidHeader, t.path, t.query)
+	if err != nil || p.key == "" || !s.keys.accepts(p.req.Guid, secret, p.req.APIType, now) {
+		return nil
+	}
+	if e := s.cache.get(p.key); e != nil && !e.stale.Load() {
+		return e
+	}
 	return nil
 }
 

@@ -1,4 +1,4 @@
-//go:build linux
+//go:build linux && !386
 
 package edge
 
@@ -12,8 +12,9 @@ import (
 	"unsafe"
 )
 
-// sockIO reads and writes a TCP connection with recv and send instead of
-// the read and write that net.TCPConn uses. On a socket the kernel's read
+// sockIO reads and writes a TCP connection of the goroutine-per-connection
+// server (TLS, connections the event loops hand over, NoHitLoops) with recv
+// and send instead of the read and write that net.TCPConn uses. On a socket the kernel's read
 // and write pass through the file layers (file lookup with its position
 // lock, VFS checks, an I/O control block) before reaching the same socket
 // calls that recv and send reach directly. A cache hit makes three such
@@ -50,7 +51,13 @@ func newSockIO(c net.Conn) *sockIO {
 	if err != nil {
 		return nil
 	}
-	s := &sockIO{raw: raw, laddr: tc.LocalAddr(), raddr: tc.RemoteAddr()}
+	return newRawSockIO(raw, tc.LocalAddr(), tc.RemoteAddr())
+}
+
+// newRawSockIO returns the sockIO of the TCP socket raw, whose addresses
+// are laddr and raddr.
+func newRawSockIO(raw syscall.RawConn, laddr, raddr net.Addr) *sockIO {
+	s := &sockIO{raw: raw, laddr: laddr, raddr: raddr}
 	s.recvFn, s.sendFn = s.recv, s.send
 	return s
 }

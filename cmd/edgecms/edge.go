@@ -33,7 +33,7 @@ func newEdge(ctx context.Context, cfg config, originURL string, log *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	return edge.New(edge.Config{Store: st, OriginURL: originURL, CacheBytes: cfg.EdgeCacheBytes, FeedPoll: cfg.EdgeFeedPoll}, log)
+	return edge.New(edge.Config{Store: st, OriginURL: originURL, CacheBytes: cfg.EdgeCacheBytes, FeedPoll: cfg.EdgeFeedPoll, NoHitLoops: !cfg.EdgeHitLoops}, log)
 }
 
 // runEdge runs an edge alone: no database, the store and the origin at
@@ -115,6 +115,6 @@ func (c config) edgeLog() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr), slog.String("store", redactStore(c.Store)), slog.String("origin", c.OriginURL),
 		slog.Bool("tls", c.TLSCert != ""), slog.Int64("edgeCacheBytes", c.EdgeCacheBytes),
-		slog.Duration("edgeFeedPoll", c.EdgeFeedPoll),
+		slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Bool("edgeHitLoops", c.EdgeHitLoops),
 	)
 }
