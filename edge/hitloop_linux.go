@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -52,8 +53,11 @@ import (
 // up to the idle timeout; a sweep applies them every sweepEvery.
 //
 // There is one loop per GOMAXPROCS, each with the listening socket in its
-// epoll set: a new connection wakes them all and the first to accept it
-// keeps it, so the least busy loop tends to take it. A loop waits on its
+// epoll set: a new connection wakes them all, and the first to accept it
+// gives it to the loop holding fewest connections (itself on a tie),
+// through that loop's inbox and eventfd. Without that, the loop awake when
+// a client opens many connections at once keeps them all while the others
+// idle (with wrk's 64, one loop of two held all 64). A loop waits on its
 // epoll descriptor through Go's own poller (an epoll descriptor is itself
 // pollable), so a loop with nothing to do parks as a goroutine does,
 // without holding a thread.
@@ -214,18 +218,38 @@ func (hl *hitLoops) Close() error {
 	return err
 }
 
+// isClosed reports whether Close was called.
+func (hl *hitLoops) isClosed() bool {
+	hl.mu.Lock()
+	defer hl.mu.Unlock()
+	return hl.closed
+}
+
 // Addr is the listener's address.
 func (hl *hitLoops) Addr() net.Addr { return hl.ln.Addr() }
 
 // hitLoop is one event loop and the connections it holds. Only its own
-// goroutine touches its fields after newHitLoop, but for efd, which Close
-// writes to and, once the loop has stopped accepting, closes.
+// goroutine touches its fields after newHitLoop, but for efd, which other
+// loops and Close write to and Close closes once no loop accepts, and
+// held and the inbox, which other loops give connections through.
 type hitLoop struct {
-	hl     *hitLoops
-	epfd   int
-	epf    *os.File // epfd, in Go's poller; closed by the loop as it ends
-	raw    syscall.RawConn
-	efd    int // an eventfd in the epoll set: Close wakes the loop with it
+	hl   *hitLoops
+	epfd int
+	epf  *os.File // epfd, in Go's poller; closed by the loop as it ends
+	raw  syscall.RawConn
+	// efd is an eventfd in the epoll set: other loops wake the loop with
+	// it when they put a connection in its inbox, Close when it is called.
+	efd int
+	// held counts the connections the loop holds, with those in its inbox:
+	// what accepting loops balance.
+	held atomic.Int64
+	// inbox holds the connections other loops accepted for this one, until
+	// it adopts them; once inboxClosed (the loop stopped accepting), they
+	// keep them.
+	inboxMu     sync.Mutex
+	inbox       []accepted
+	inboxClosed bool
+
 	events []syscall.EpollEvent
 	conns  map[int32]*hitConn
 	buf    []byte // what one recv reads
@@ -247,6 +271,12 @@ type hitLoop struct {
 	readTimeout         int64
 	writeTimeout        int64
 	idleTimeout         int64
+}
+
+// accepted is a connection accepted and not adopted by a loop yet.
+type accepted struct {
+	fd   int
+	peer syscall.Sockaddr
 }
 
 // hitConn is a connection a loop holds.
@@ -320,7 +350,7 @@ func (l *hitLoop) release() {
 	syscall.Close(l.efd)
 }
 
-// wake tells the loop that Close was called.
+// wake tells the loop that Close was called or its inbox has connections.
 func (l *hitLoop) wake() {
 	one := [8]byte{1}
 	syscall.Write(l.efd, one[:])
@@ -351,7 +381,10 @@ func (l *hitLoop) run() {
 			case l.efd:
 				var b [8]byte
 				syscall.Read(l.efd, b[:])
-				l.stop()
+				l.adoptInbox()
+				if l.hl.isClosed() {
+					l.stop()
+				}
 			default:
 				if c := l.conns[ev.Fd]; c != nil {
 					l.serve(c)
@@ -374,13 +407,12 @@ func (l *hitLoop) tick() {
 	}
 }
 
-// spinBeforePark is how long a loop that ran out of events polls on before
-// it parks. At most this much CPU time is spent per burst of requests; at
-// full load it spares the client a wake-up per burst (scripts/bench).
-const spinBeforePark = 50 * time.Microsecond
-
 // wait returns the number of events in l.events, waiting, parked in Go's
-// poller, while there are none, but not past the next sweep (then 0).
+// poller, while there are none, but not past the next sweep (then 0). It
+// does not poll on before it parks: where the loops share their CPUs with
+// other processes (the client, in scripts/bench unpinned), a loop polling
+// on for even 10 µs held the CPU the client needed and took the edge's p99
+// from 4–6 ms to 9–14 ms, and on CPUs of its own it gained nothing.
 func (l *hitLoop) wait() (int, error) {
 	n := 0
 	poll := func(fd uintptr) bool {
@@ -390,22 +422,6 @@ func (l *hitLoop) wait() (int, error) {
 		}
 		n = int(r)
 		return n > 0
-	}
-	// Poll on for a little while before parking: under load the next
-	// request is usually microseconds away, and parking costs its
-	// wake-up (the poller's thread, an interrupt to this CPU) in latency
-	// and in CPU time on the client's side.
-	var ready bool
-	for start := time.Now(); ; {
-		if err := l.raw.Control(func(fd uintptr) { ready = poll(fd) }); err != nil {
-			return 0, err
-		}
-		if ready {
-			return n, nil
-		}
-		if time.Since(start) >= spinBeforePark {
-			break
-		}
 	}
 	if l.deadline != l.nextSweep {
 		l.epf.SetReadDeadline(time.Unix(0, l.nextSweep))
@@ -440,14 +456,62 @@ func (l *hitLoop) accept() {
 		syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_KEEPALIVE, 1)
 		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_KEEPIDLE, 15)
 		syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, syscall.TCP_KEEPINTVL, 15)
-		if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, fd, &syscall.EpollEvent{Events: watchIn, Fd: int32(fd)}); err != nil {
-			syscall.Close(fd)
-			continue
-		}
-		// The first request must come within the read timeout.
-		l.conns[int32(fd)] = &hitConn{fd: fd, peer: peer, watching: watchIn, active: l.now, since: l.now}
-		l.hl.s.loopConns.Add(1)
+		l.give(accepted{fd: fd, peer: peer})
 	}
+}
+
+// give passes a connection l accepted to the loop holding fewest
+// connections, l itself on a tie or when that loop has stopped.
+func (l *hitLoop) give(a accepted) {
+	to := l
+	for _, o := range l.hl.loops {
+		if o.held.Load() < to.held.Load() {
+			to = o
+		}
+	}
+	if to != l && to.offer(a) {
+		return
+	}
+	l.held.Add(1)
+	l.adopt(a)
+}
+
+// offer puts a in l's inbox and wakes l. It reports false, keeping nothing,
+// when l no longer takes connections.
+func (l *hitLoop) offer(a accepted) bool {
+	l.inboxMu.Lock()
+	if l.inboxClosed {
+		l.inboxMu.Unlock()
+		return false
+	}
+	l.inbox = append(l.inbox, a)
+	l.held.Add(1)
+	l.inboxMu.Unlock()
+	l.wake()
+	return true
+}
+
+// adoptInbox adopts the connections other loops gave l.
+func (l *hitLoop) adoptInbox() {
+	l.inboxMu.Lock()
+	in := l.inbox
+	l.inbox = nil
+	l.inboxMu.Unlock()
+	for _, a := range in {
+		l.adopt(a)
+	}
+}
+
+// adopt makes a one of l's connections (held already counts it).
+func (l *hitLoop) adopt(a accepted) {
+	if err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, a.fd, &syscall.EpollEvent{Events: watchIn, Fd: int32(a.fd)}); err != nil {
+		syscall.Close(a.fd)
+		l.held.Add(-1)
+		return
+	}
+	// The first request must come within the read timeout.
+	l.conns[int32(a.fd)] = &hitConn{fd: a.fd, peer: a.peer, watching: watchIn, active: l.now, since: l.now}
+	l.hl.s.loopConns.Add(1)
 }
 
 // stop leaves the listening socket (once) and closes the connections that
@@ -461,6 +525,10 @@ func (l *hitLoop) stop() {
 		syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, l.hl.lfd, nil)
 	}
 	l.hl.listening.Done()
+	l.inboxMu.Lock()
+	l.inboxClosed = true
+	l.inboxMu.Unlock()
+	l.adoptInbox()
 	for _, c := range l.conns {
 		if c.out.empty() {
 			l.close(c)
@@ -662,6 +730,7 @@ func (l *hitLoop) watch(c *hitConn, events uint32) {
 func (l *hitLoop) handOver(c *hitConn) {
 	syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_DEL, c.fd, nil)
 	delete(l.conns, int32(c.fd))
+	l.held.Add(-1)
 	l.hl.s.loopConns.Add(-1)
 	f := os.NewFile(uintptr(c.fd), "tcp")
 	raw, err := f.SyscallConn()
@@ -699,6 +768,7 @@ func tcpAddr(sa syscall.Sockaddr) net.Addr {
 // close closes c.
 func (l *hitLoop) close(c *hitConn) {
 	delete(l.conns, int32(c.fd))
+	l.held.Add(-1)
 	l.hl.s.loopConns.Add(-1)
 	syscall.Close(c.fd) // also leaves the epoll: the descriptor is the socket's only one
 }
