@@ -78,7 +78,7 @@ func (e *entry) age(dst []byte, now int64) []byte {
 // spread over shards, each with its own lock, map and CLOCK ring, so hits on
 // different keys do not contend; a hit takes only a read lock and sets the
 // entry's used bit. The byte bound is global: an insert evicts from the
-// shards in turn until the total is back under it.
+// shards in turn until the total is back under it (see evict).
 //
 // Each shard has a generation, bumped whenever one of its keys is
 // invalidated. A miss reads the generation before it asks the store and
@@ -170,17 +170,18 @@ func (c *cache) put(e *entry, gen uint64) bool {
 
 // evict removes entries until the cache is within its bound. One CLOCK hand
 // sweeps all the shards in turn: in each it passes every entry once,
-// clearing the used bits, and stops at the first entry not used since it
-// last passed (or stale), which it removes. So an entry survives as long
-// as it is used once per sweep of the whole cache, whichever shard it is
-// in. keep, the entry whose insert made room necessary, is passed over
-// untouched. Two sweeps without a removal end the loop: by then every bit
-// is clear, so only keep, or entries that concurrent hits and inserts
-// touched meanwhile, are left.
+// clearing the used bits, and removes the entries not used since it last
+// passed (or stale) while the cache is over its bound. So an entry
+// survives as long as it is used once per sweep of the whole cache,
+// whichever shard it is in. keep, the entry whose insert made room
+// necessary, is passed over untouched. When two sweeps in a row remove
+// nothing (hits set the bits again as fast as the hand clears them), the
+// hand removes what it meets, used or not: the bound always holds once an
+// insert returns, but for entries that inserts running meanwhile add.
 func (c *cache) evict(keep *entry) {
-	for idle := 0; c.size.Load() > c.max && idle < 2*cacheShards; {
+	for idle := 0; c.size.Load() > c.max && idle < 3*cacheShards; {
 		i := c.hand.Add(1) % cacheShards
-		if c.shards[i].evictOne(c, keep) {
+		if c.shards[i].evict(c, keep, idle >= 2*cacheShards) {
 			idle = 0
 		} else {
 			idle++
@@ -188,20 +189,22 @@ func (c *cache) evict(keep *entry) {
 	}
 }
 
-// evictOne passes the shard's entries once, oldest first, removing the
-// first one that is stale or not used since the hand last passed, and
-// giving the others a second chance. It reports whether it removed one.
-func (sh *shard) evictOne(c *cache, keep *entry) bool {
+// evict passes the shard's entries once, oldest first, while the cache is
+// over its bound: it removes those that are stale or not used since the
+// hand last passed (any but keep when force) and gives the others a second
+// chance. It reports whether it removed any.
+func (sh *shard) evict(c *cache, keep *entry, force bool) bool {
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	for n := sh.ring.Len(); n > 0; n-- {
+	removed := false
+	for n := sh.ring.Len(); n > 0 && c.size.Load() > c.max; n-- {
 		el := sh.ring.Back()
 		e := el.Value.(*entry)
 		if e == keep {
 			sh.ring.MoveToFront(el)
 			continue
 		}
-		if e.used.Load() && !e.stale.Load() {
+		if !force && e.used.Load() && !e.stale.Load() {
 			e.used.Store(false)
 			sh.ring.MoveToFront(el)
 			continue
@@ -209,9 +212,9 @@ func (sh *shard) evictOne(c *cache, keep *entry) bool {
 		sh.ring.Remove(el)
 		delete(sh.m, e.key)
 		c.size.Add(-e.cost)
-		return true
+		removed = true
 	}
-	return false
+	return removed
 }
 
 // invalidate marks the entry of key stale and moves its shard to a new

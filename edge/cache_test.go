@@ -3,6 +3,7 @@ package edge
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -65,12 +66,80 @@ func TestCacheEvictsStaleFirst(t *testing.T) {
 	c.put(testEntry(fresh, 1000), c.generation(fresh))
 	c.get(old)
 	c.get(fresh)
-	sh := c.shard(old)
-	if !sh.evictOne(c, nil) {
+	c.max = c.size.Load() - 1 // one entry too many
+	if !c.shard(old).evict(c, nil, false) {
 		t.Fatal("nothing evicted")
 	}
 	if cached(c, old) || !cached(c, fresh) {
 		t.Errorf("stale %s cached: %v, fresh %s cached: %v; want the stale one gone", old, cached(c, old), fresh, cached(c, fresh))
+	}
+}
+
+// TestCacheBoundUnderHits reads a working set twice the cache's size
+// without pause while another goroutine caches what is missing: the bound
+// holds though the hits set every used bit again before the hand comes
+// back.
+func TestCacheBoundUnderHits(t *testing.T) {
+	const size, keys = 3000, 40 // about 19 entries fit
+	c := newCache(64 << 10)
+	var stop atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for !stop.Load() {
+			for i := 0; i < keys; i++ {
+				c.get(fmt.Sprintf("k/%d", i))
+			}
+		}
+	}()
+	defer func() { stop.Store(true); <-done }()
+	for n := 0; n < 20000; n++ {
+		key := fmt.Sprintf("k/%d", n%keys)
+		if cached(c, key) {
+			continue
+		}
+		c.put(testEntry(key, size), c.generation(key))
+		if entries, bytes := c.stats(); bytes > c.max {
+			t.Fatalf("after %s the cache holds %d bytes in %d entries, more than %d", key, bytes, entries, c.max)
+		}
+	}
+}
+
+// TestCacheUnreadGoFirst: one object read again, alone in its shard, and
+// many objects never read, in another shard. A large insert that needs
+// several removals takes the unread ones, not the one read again (the hand
+// used to take one entry per shard visit, so it came back to the lone
+// entry's shard a second time).
+func TestCacheUnreadGoFirst(t *testing.T) {
+	c := newCache(64 << 10)
+	hot := "hot"
+	var cold []string
+	for i := 0; len(cold) < 200; i++ {
+		k := fmt.Sprintf("cold/%d", i)
+		if c.shard(k) != c.shard(hot) && (len(cold) == 0 || c.shard(k) == c.shard(cold[0])) {
+			cold = append(cold, k)
+		}
+	}
+	c.put(testEntry(hot, 500), c.generation(hot))
+	n := 0
+	for _, k := range cold { // fill up without evicting
+		e := testEntry(k, 500)
+		if _, b := c.stats(); b+e.cost > c.max {
+			break
+		}
+		c.put(e, c.generation(k))
+		n++
+	}
+	c.get(hot)
+	c.put(testEntry("big", 7800), c.generation("big"))
+	left := 0
+	for _, k := range cold[:n] {
+		if cached(c, k) {
+			left++
+		}
+	}
+	if !cached(c, hot) {
+		t.Fatalf("%s, read again, was evicted while %d of %d objects never read are still cached", hot, left, n)
 	}
 }
 
