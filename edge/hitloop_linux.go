@@ -73,9 +73,12 @@ type hitLoops struct {
 	lfd   int // the listening socket: a duplicate of ln's, the loops' own
 	loops []*hitLoop
 	// listening counts the loops still accepting, running the loops still
-	// running; drained is closed when none is.
+	// running; woken is closed once Close has woken every loop and none
+	// accepts, drained once, besides, no loop runs and their eventfds are
+	// closed.
 	listening sync.WaitGroup
 	running   sync.WaitGroup
+	woken     chan struct{}
 	drained   chan struct{}
 	once      sync.Once
 
@@ -113,7 +116,7 @@ func newHitLoops(s *Server, ln net.Listener) (net.Listener, error) {
 	if dupErr != nil {
 		return nil, fmt.Errorf("edge: listener: %w", dupErr)
 	}
-	hl := &hitLoops{s: s, ln: ln, lfd: lfd, drained: make(chan struct{}), ready: make(chan struct{}, 1)}
+	hl := &hitLoops{s: s, ln: ln, lfd: lfd, woken: make(chan struct{}), drained: make(chan struct{}), ready: make(chan struct{}, 1)}
 	for range runtime.GOMAXPROCS(0) {
 		l, err := newHitLoop(hl)
 		if err != nil {
@@ -131,7 +134,13 @@ func newHitLoops(s *Server, ln net.Listener) (net.Listener, error) {
 		go l.run()
 	}
 	go func() {
+		// A loop reads its eventfd until it ends, and Close writes to
+		// every loop's, whether it has ended or not.
 		hl.running.Wait()
+		<-hl.woken
+		for _, l := range hl.loops {
+			syscall.Close(l.efd)
+		}
 		close(hl.drained)
 	}()
 	s.addDrain(hl.drained)
@@ -208,11 +217,9 @@ func (hl *hitLoops) Close() error {
 		for _, l := range hl.loops {
 			l.wake()
 		}
-		hl.listening.Wait() // no loop uses lfd or its efd any more
+		hl.listening.Wait() // no loop uses lfd or offers connections any more
+		close(hl.woken)
 		syscall.Close(hl.lfd)
-		for _, l := range hl.loops {
-			syscall.Close(l.efd)
-		}
 		err = hl.ln.Close()
 	})
 	return err
@@ -230,8 +237,9 @@ func (hl *hitLoops) Addr() net.Addr { return hl.ln.Addr() }
 
 // hitLoop is one event loop and the connections it holds. Only its own
 // goroutine touches its fields after newHitLoop, but for efd, which other
-// loops and Close write to and Close closes once no loop accepts, and
-// held and the inbox, which other loops give connections through.
+// loops and Close write to (it is closed once every loop has ended and
+// Close has woken them all), and held and the inbox, which other loops
+// give connections through.
 type hitLoop struct {
 	hl   *hitLoops
 	epfd int
