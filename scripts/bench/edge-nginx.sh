@@ -37,9 +37,10 @@
 # Besides throughput and p99 the script prints each server's CPU time per
 # request and how busy the server and wrk were (% of one CPU). A server well
 # below 100 % was waiting for wrk or preempted by other work on the
-# machine; wrk near 100 % set the pace itself (on one CPU it tops out near
-# 115,000 requests/s here). Either way the throughput is then not the
-# server's own, and its CPU time per request is the fairer figure.
+# machine; wrk near 100 % set the pace itself (on one CPU of the
+# development machine it tops out near 200,000 requests/s). Either way the
+# throughput is then not the server's own, and its CPU time per request is
+# the fairer figure.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for tool in nginx wrk; do
