@@ -67,16 +67,10 @@ func runRandomEdits(t *testing.T, kind storeKind, edits int) {
 	t.Logf("%d edits: %v", done, r.counts)
 }
 
-// randomEditor makes random edits of the test site.
 // newRandomEditor builds the site on a store of kind, lets a publisher
-// publish it and returns an editor of it whose choices follow -seed, or the
-// clock (the seed is logged, to run a failure again).
+// publish it and returns an editor of it whose choices follow testSeed.
 func newRandomEditor(t *testing.T, kind storeKind) *randomEditor {
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d (rerun with -seed=%d)", seed, seed)
+	seed := testSeed(t)
 	e := newEnv(t, kind)
 	s := e.buildSite()
 	p := e.publisher(Config{})
@@ -84,6 +78,18 @@ func newRandomEditor(t *testing.T, kind storeKind) *randomEditor {
 	return &randomEditor{e: e, p: p, s: s, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x5eed))}
 }
 
+// testSeed is the seed of a randomised test: -seed, or the clock. It is
+// logged, to run a failure again.
+func testSeed(t *testing.T) uint64 {
+	seed := *seedFlag
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d (rerun with -seed=%d)", seed, seed)
+	return seed
+}
+
+// randomEditor makes random edits of the test site.
 type randomEditor struct {
 	e      *env
 	p      *Publisher

@@ -92,11 +92,7 @@ func TestRepublishConcurrentEdits(t *testing.T) {
 	wg.Add(2)
 	go func() { defer wg.Done(); p1.Run(ctx) }()
 	republishes := republishLoop(ctx, t, &wg, p2, e.guid)
-	seed := *seedFlag
-	if seed == 0 {
-		seed = uint64(time.Now().UnixNano())
-	}
-	t.Logf("seed %d", seed)
+	seed := testSeed(t)
 	r := &randomEditor{e: e, p: p1, s: s, rng: rand.New(rand.NewPCG(seed, 2))}
 	edits := 80
 	if testing.Short() {
