@@ -27,11 +27,8 @@ const maxHitHead = 4096
 // them) as the edge always has.
 func parseHitHead(b []byte) (r hitRequest, n int, ok bool) {
 	end := bytes.Index(b, []byte("\r\n\r\n"))
-	if bareLF(b, end) {
-		return hitRequest{}, 0, false
-	}
 	if end < 0 {
-		return hitRequest{}, 0, len(b) < maxHitHead
+		return hitRequest{}, 0, len(b) < maxHitHead && !bareLF(b)
 	}
 	n = end + 4
 	if n > maxHitHead {
@@ -98,13 +95,10 @@ func parseHitHead(b []byte) (r hitRequest, n int, ok bool) {
 	return r, n, true
 }
 
-// bareLF reports whether b, up to end (all of it when end < 0), holds a
-// line feed without a carriage return before it: lines that fasthttp
-// accepts and the loops leave to it.
-func bareLF(b []byte, end int) bool {
-	if end >= 0 {
-		b = b[:end]
-	}
+// bareLF reports whether b holds a line feed without a carriage return
+// before it: lines that fasthttp accepts and the loops leave to it. In a
+// whole head the per-line checks below reject such a line anyway.
+func bareLF(b []byte) bool {
 	for i := bytes.IndexByte(b, '\n'); i >= 0; {
 		if i == 0 || b[i-1] != '\r' {
 			return true

@@ -245,6 +245,10 @@ type hitLoop struct {
 	epfd int
 	epf  *os.File // epfd, in Go's poller; closed by the loop as it ends
 	raw  syscall.RawConn
+	// pollFn is wait's RawConn callback, made once; it leaves in ready the
+	// number of events in events.
+	pollFn func(fd uintptr) bool
+	ready  int
 	// efd is an eventfd in the epoll set: other loops wake the loop with
 	// it when they put a connection in its inbox, Close when it is called.
 	efd int
@@ -343,6 +347,7 @@ func newHitLoop(hl *hitLoops) (*hitLoop, error) {
 	cfg := hl.s.app.Config()
 	l.events = make([]syscall.EpollEvent, 256)
 	l.conns = map[int32]*hitConn{}
+	l.pollFn = l.poll
 	l.buf = make([]byte, 16<<10)
 	l.readTimeout, l.writeTimeout, l.idleTimeout = int64(cfg.ReadTimeout), int64(cfg.WriteTimeout), int64(cfg.IdleTimeout)
 	return l, nil
@@ -422,24 +427,26 @@ func (l *hitLoop) tick() {
 // on for even 10 µs held the CPU the client needed and took the edge's p99
 // from 4–6 ms to 9–14 ms, and on CPUs of its own it gained nothing.
 func (l *hitLoop) wait() (int, error) {
-	n := 0
-	poll := func(fd uintptr) bool {
-		r, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), 0, 0, 0)
-		if errno != 0 { // EINTR: nothing yet
-			r = 0
-		}
-		n = int(r)
-		return n > 0
-	}
+	l.ready = 0
 	if l.deadline != l.nextSweep {
 		l.epf.SetReadDeadline(time.Unix(0, l.nextSweep))
 		l.deadline = l.nextSweep
 	}
-	err := l.raw.Read(poll)
+	err := l.raw.Read(l.pollFn)
 	if errors.Is(err, os.ErrDeadlineExceeded) {
 		return 0, nil
 	}
-	return n, err
+	return l.ready, err
+}
+
+// poll is wait's callback: epoll_pwait without waiting.
+func (l *hitLoop) poll(fd uintptr) bool {
+	r, _, errno := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, fd, uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)), 0, 0, 0)
+	if errno != 0 { // EINTR: nothing yet
+		r = 0
+	}
+	l.ready = int(r)
+	return l.ready > 0
 }
 
 // accept takes the connections waiting on the listening socket.
@@ -751,8 +758,7 @@ func (l *hitLoop) handOver(c *hitConn) {
 	if sa, err := syscall.Getsockname(c.fd); err == nil {
 		laddr = tcpAddr(sa)
 	}
-	raddr := tcpAddr(c.peer)
-	l.hl.hand(&handedConn{f: f, io: newRawSockIO(raw, laddr, raddr), in: bytes.Clone(c.in), laddr: laddr, raddr: raddr})
+	l.hl.hand(&handedConn{f: f, io: newRawSockIO(raw, laddr, tcpAddr(c.peer)), in: bytes.Clone(c.in)})
 }
 
 // tcpAddr is sa as a *net.TCPAddr.
@@ -915,10 +921,9 @@ func (q *outQueue) reset() {
 // bytes the loop read and did not answer, before the socket, and reads and
 // writes the socket as the server's other connections do (sockIO).
 type handedConn struct {
-	f            *os.File
-	io           *sockIO
-	in           []byte
-	laddr, raddr net.Addr
+	f  *os.File
+	io *sockIO
+	in []byte
 }
 
 // Read reads in, then the connection.
@@ -943,8 +948,8 @@ func (c *handedConn) Write(b []byte) (int, error) {
 }
 
 func (c *handedConn) Close() error                       { return c.f.Close() }
-func (c *handedConn) LocalAddr() net.Addr                { return c.laddr }
-func (c *handedConn) RemoteAddr() net.Addr               { return c.raddr }
+func (c *handedConn) LocalAddr() net.Addr                { return c.io.laddr }
+func (c *handedConn) RemoteAddr() net.Addr               { return c.io.raddr }
 func (c *handedConn) SetDeadline(t time.Time) error      { return c.f.SetDeadline(t) }
 func (c *handedConn) SetReadDeadline(t time.Time) error  { return c.f.SetReadDeadline(t) }
 func (c *handedConn) SetWriteDeadline(t time.Time) error { return c.f.SetWriteDeadline(t) }
