@@ -259,16 +259,8 @@ func (c *coarseConn) set(t time.Time, read, write bool) error {
 func (c *coarseConn) expire(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.direct {
-		return
-	}
-	if !c.readSet && !c.read.IsZero() && !now.Before(c.read) {
-		c.Conn.SetReadDeadline(c.read) // an error means the connection is closed
-		c.readSet = true
-	}
-	if !c.writeSet && !c.write.IsZero() && !now.Before(c.write) {
-		c.Conn.SetWriteDeadline(c.write)
-		c.writeSet = true
+	if !c.direct {
+		c.applyLocked(now)
 	}
 }
 
@@ -278,11 +270,17 @@ func (c *coarseConn) goDirect() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.direct = true
-	if !c.readSet && !c.read.IsZero() {
-		c.Conn.SetReadDeadline(c.read)
+	c.applyLocked(time.Time{})
+}
+
+// applyLocked applies to the socket the deadlines asked for that have
+// passed at now (all of them when now is zero). c.mu is held.
+func (c *coarseConn) applyLocked(now time.Time) {
+	if !c.readSet && !c.read.IsZero() && (now.IsZero() || !now.Before(c.read)) {
+		c.Conn.SetReadDeadline(c.read) // an error means the connection is closed
 		c.readSet = true
 	}
-	if !c.writeSet && !c.write.IsZero() {
+	if !c.writeSet && !c.write.IsZero() && (now.IsZero() || !now.Before(c.write)) {
 		c.Conn.SetWriteDeadline(c.write)
 		c.writeSet = true
 	}

@@ -237,16 +237,9 @@ func (s *Server) send(c *fasthttp.RequestCtx, e *entry, xcache []byte, now int64
 // etagMatch reports whether an If-None-Match header value matches etag
 // (weak comparison, as for GET).
 func etagMatch(header, etag []byte) bool {
-	for len(header) > 0 {
-		var t []byte
-		if i := bytes.IndexByte(header, ','); i >= 0 {
-			t, header = header[:i], header[i+1:]
-		} else {
-			t, header = header, nil
-		}
-		t = bytes.TrimSpace(t)
-		t = bytes.TrimPrefix(t, []byte("W/"))
-		if bytes.Equal(t, etag) || (len(t) == 1 && t[0] == '*') {
+	for t := range bytes.SplitSeq(header, []byte(",")) {
+		t = bytes.TrimPrefix(bytes.TrimSpace(t), []byte("W/"))
+		if bytes.Equal(t, etag) || string(t) == "*" {
 			return true
 		}
 	}
