@@ -27,6 +27,13 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--edge-cache-bytes", "12"}, wantErr: "EDGECMS_EDGE_CACHE_BYTES"},
 		{args: []string{"--edge-feed-poll", "2h"}, wantErr: "EDGECMS_EDGE_FEED_POLL"},
 		{args: []string{"--edge-hit-loops", "sometimes"}, wantErr: "EDGECMS_EDGE_HIT_LOOPS"},
+		// What reaches the edge.
+		{args: nil, check: func(c config) bool { return !c.edgeConfig(nil, "").NoHitLoops }},
+		{env: map[string]string{"EDGECMS_EDGE_HIT_LOOPS": "false", "EDGECMS_EDGE_CACHE_BYTES": "1048576", "EDGECMS_EDGE_FEED_POLL": "20ms"},
+			check: func(c config) bool {
+				ec := c.edgeConfig(nil, "http://origin:8080")
+				return ec.NoHitLoops && ec.CacheBytes == 1<<20 && ec.FeedPoll == 20*time.Millisecond && ec.OriginURL == "http://origin:8080"
+			}},
 		{args: []string{"--database-url", "mysql://x"}, wantErr: "DATABASE_URL"},
 		{args: []string{"--tls-cert", "a.pem"}, wantErr: "go together"},
 

@@ -33,7 +33,12 @@ func newEdge(ctx context.Context, cfg config, originURL string, log *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	return edge.New(edge.Config{Store: st, OriginURL: originURL, CacheBytes: cfg.EdgeCacheBytes, FeedPoll: cfg.EdgeFeedPoll, NoHitLoops: !cfg.EdgeHitLoops}, log)
+	return edge.New(cfg.edgeConfig(st, originURL), log)
+}
+
+// edgeConfig is the edge's configuration on st in front of originURL.
+func (c config) edgeConfig(st store.Store, originURL string) edge.Config {
+	return edge.Config{Store: st, OriginURL: originURL, CacheBytes: c.EdgeCacheBytes, FeedPoll: c.EdgeFeedPoll, NoHitLoops: !c.EdgeHitLoops}
 }
 
 // runEdge runs an edge alone: no database, the store and the origin at
