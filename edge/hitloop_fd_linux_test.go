@@ -76,11 +76,15 @@ func TestAcceptWithoutDescriptors(t *testing.T) {
 			syscall.Close(fd)
 			t.Fatal(err)
 		}
-		c, err := net.FileConn(os.NewFile(uintptr(fd), "client"))
+		// FileConn takes a duplicate. Close the *os.File, not fd: its
+		// finalizer would close fd's number again later, by then another
+		// test's socket.
+		f := os.NewFile(uintptr(fd), "client")
+		c, err := net.FileConn(f)
+		f.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		syscall.Close(fd)
 		defer c.Close()
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		head, err := readHead(bufio.NewReader(c))
