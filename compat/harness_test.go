@@ -44,6 +44,16 @@ func start(t *testing.T) *service { return startWith(t, origin.Config{}) }
 // startWith is start with an origin configuration (Render is set here).
 func startWith(t *testing.T, cfg origin.Config) *service {
 	t.Helper()
+	s := fill(t)
+	s.serve(t, cfg)
+	return s
+}
+
+// fill makes a fresh database with the demo site in instance "compat"
+// (locales en-us and fr-ca), a fetch key, a preview key and a management
+// token of the full role; serve then serves it.
+func fill(t *testing.T) *service {
+	t.Helper()
 	ctx := context.Background()
 	db, _ := pgtest.New(t)
 	store := content.NewStore(db)
@@ -68,7 +78,14 @@ func startWith(t *testing.T, cfg origin.Config) *service {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s
+}
 
+// serve serves s over TLS with a self-signed certificate, by an origin of
+// configuration cfg (Render is set here), until the test ends.
+func (s *service) serve(t *testing.T, cfg origin.Config) {
+	t.Helper()
+	store := s.store
 	r := render.New(store)
 	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
 		site, err := render.LoadSite(ctx, store, req.Guid)
@@ -103,7 +120,6 @@ func startWith(t *testing.T, cfg origin.Config) *service {
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(certPEM)
 	s.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
-	return s
 }
 
 // do sends a GET with the given headers and returns the response with its body read.

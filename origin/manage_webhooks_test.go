@@ -59,7 +59,9 @@ func TestWebhookScenario(t *testing.T) {
 	if back["signingSecret"] != masked || back["rowKey"] != id {
 		t.Errorf("saving a read webhook back gave %v", back)
 	}
-	up := h.must(200, "POST", "/webhook", m{"rowKey": id, "retriesEnabled": true, "retryCount": 5}).object(t)
+	// @agility/management-sdk names the instance in instanceGuid.
+	up := h.must(200, "POST", "/webhook", m{"rowKey": id, "retriesEnabled": true, "retryCount": 5,
+		"instanceGuid": strings.ToUpper(h.guid)}).object(t)
 	if up["retryCount"] != float64(5) || up["name"] != "Site" || up["signingSecret"] != masked {
 		t.Errorf("update gave %v", up)
 	}

@@ -49,7 +49,11 @@ type Webhook struct {
 // accepted, so that a webhook read can be saved back, and ignored; so is a
 // signing secret, which only the service generates.
 type Input struct {
-	RowKey                *string `json:"rowKey"`
+	RowKey *string `json:"rowKey"`
+	// InstanceGuid, which @agility/management-sdk sends with every save,
+	// must name the instance of the request's URL (compared as instances
+	// compare guids: trimmed, in any case); null is as if it were left out.
+	InstanceGuid          *string `json:"instanceGuid"`
 	Name                  *string `json:"name"`
 	URL                   *string `json:"url"`
 	Enabled               *bool   `json:"enabled"`
@@ -212,7 +216,7 @@ func (s *Store) Save(ctx context.Context, inst content.Instance, in Input) (Webh
 				return err
 			}
 		}
-		if err := s.apply(&w, in); err != nil {
+		if err := s.apply(&w, inst, in); err != nil {
 			return err
 		}
 		w.UpdatedAt = now
@@ -241,11 +245,19 @@ func (s *Store) Save(ctx context.Context, inst content.Instance, in Input) (Webh
 	return out, created, nil
 }
 
-// apply validates in and copies its members onto w.
-func (s *Store) apply(w *webhookRow, in Input) error {
+// apply validates in, a save in inst, and copies its members onto w.
+func (s *Store) apply(w *webhookRow, inst content.Instance, in Input) error {
 	var errs []problem.FieldError
 	bad := func(field, format string, args ...any) {
 		errs = append(errs, problem.FieldError{Field: field, Reason: fmt.Sprintf(format, args...)})
+	}
+	if in.InstanceGuid != nil {
+		switch g, err := content.NormalizeGuid(*in.InstanceGuid); {
+		case err != nil:
+			bad("instanceGuid", "must be the guid of this instance, %q, or be left out", inst.Guid)
+		case g != inst.Guid:
+			bad("instanceGuid", "names instance %q, but this save is for instance %q", g, inst.Guid)
+		}
 	}
 	if in.Name != nil {
 		switch name := strings.TrimSpace(*in.Name); {

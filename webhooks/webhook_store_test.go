@@ -66,6 +66,10 @@ func TestSaveValidation(t *testing.T) {
 		{"retryCount 9", Input{URL: s("https://example.com/"), RetryCount: ptr(9)}, "retryCount"},
 		{"retrySpeed", Input{URL: s("https://example.com/"), RetrySpeed: s("warp")}, "retrySpeed"},
 		{"name", Input{URL: s("https://example.com/"), Name: &long}, "name"},
+		{"another instance's guid", Input{URL: s("https://example.com/"), InstanceGuid: s("other")}, "instanceGuid"},
+		{"empty instanceGuid", Input{URL: s("https://example.com/"), InstanceGuid: s("")}, "instanceGuid"},
+		{"malformed instanceGuid", Input{URL: s("https://example.com/"), InstanceGuid: s("ac me")}, "instanceGuid"},
+		{"instanceGuid with a prefix", Input{URL: s("https://example.com/"), InstanceGuid: s("acme-2")}, "instanceGuid"},
 	}
 	for _, tt := range tests {
 		_, _, err := e.store.Save(e.ctx, e.inst, tt.in)
@@ -112,6 +116,18 @@ func TestSaveAndUpdate(t *testing.T) {
 	got, err := e.store.Webhook(e.ctx, e.inst, w.RowKey)
 	if err != nil || got != want {
 		t.Errorf("Webhook = %+v, %v; want %+v", got, err, want)
+	}
+	// @agility/management-sdk sends the instance's guid with every save;
+	// it is compared as instances compare guids.
+	for _, g := range []string{"acme", "ACME", " Acme "} {
+		if _, _, err := e.store.Save(e.ctx, e.inst, Input{RowKey: &w.RowKey, InstanceGuid: &g}); err != nil {
+			t.Errorf("save with instanceGuid %q: %v", g, err)
+		}
+	}
+	_, _, err = e.store.Save(e.ctx, e.inst, Input{RowKey: &w.RowKey, Name: ptr("renamed"), InstanceGuid: ptr("other")})
+	checkProblem(t, "update naming another instance", err, problem.Invalid, "instanceGuid")
+	if got, err := e.store.Webhook(e.ctx, e.inst, w.RowKey); err != nil || got != want {
+		t.Errorf("after a refused update, Webhook = %+v, %v; want %+v", got, err, want)
 	}
 	other, err := e.content.CreateInstance(e.ctx, "other", []content.Locale{{Code: "en-us", Name: "English"}})
 	if err != nil {
