@@ -14,7 +14,7 @@ import (
 )
 
 // fixture returns the bytes of testdata/name.
-func fixture(t *testing.T, name string) []byte {
+func fixture(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {

@@ -17,6 +17,17 @@
 //     matches ErrBadResponse with errors.Is.
 //   - Field accessors on Fields report an absent field as ErrNoField and
 //     linked content that was not expanded as ErrNotExpanded.
+//   - A value that does not fit the Go field it is decoded into is a
+//     *DecodeError naming the item's field, the value and the Go field.
+//
+// Items decode into the caller's structs with Item.Decode, or in one call
+// with GetItem, GetList and GetAllItems. Struct fields are matched to item
+// fields by an `edgecms:"name"` tag or by their Go name (ignoring case),
+// with contentID, properties, properties.<name> and seo reaching the item's
+// own members. The v1 string forms of numbers, booleans and dates ("42",
+// "4.5", "true") are converted; linked items and lists decode into nested
+// structs and slices, expanded or as references, or into their ids; images
+// and galleries into Image and Gallery.
 //
 // Transient failures are retried with jittered exponential backoff through
 // github.com/hashicorp/go-retryablehttp: connection errors, 408, 429 and 5xx

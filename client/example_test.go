@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log"
@@ -69,7 +70,12 @@ func demoServer() *httptest.Server {
 	mux.HandleFunc("GET /demo/fetch/en-us/sync/items", func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Query().Get("syncToken") {
 		case "0":
-			answer(`{"syncToken": 10, "items": [{"contentID": 42, "properties": {"state": 2, "versionID": 318, "referenceName": "posts", "definitionName": "Post"}, "fields": {}}]}`)(w, r)
+			answer(`{"syncToken": 10, "items": [
+				{"contentID": 7, "properties": {"state": 2, "versionID": 2, "referenceName": "categories", "definitionName": "Category"},
+					"fields": {"name": "News"}},
+				{"contentID": 42, "properties": {"state": 2, "versionID": 318, "referenceName": "posts", "definitionName": "Post"},
+					"fields": {"title": "Hello, edge", "readingMinutes": "7", "category": {"contentid": 7}, "categoryID": "7",
+						"tags": {"referencename": "tags", "fulllist": false, "sortids": "31,30"}, "tags_ValueField": "31,30"}}]}`)(w, r)
 		default:
 			answer(`{"syncToken": 0, "items": [{"contentID": 40, "properties": {"state": 3, "versionID": 319, "referenceName": "posts", "definitionName": "Post"}, "fields": {}}]}`)(w, r)
 		}
@@ -211,6 +217,7 @@ func ExampleClient_SyncItems() {
 		token = batch.SyncToken
 	}
 	// Output:
+	// 7 published
 	// 42 published
 	// 40 deleted
 }
@@ -224,4 +231,144 @@ func ExampleIsUnauthorized() {
 	fmt.Println(client.IsUnauthorized(err))
 	// Output:
 	// true
+}
+
+func ExampleItem_Decode() {
+	type Category struct {
+		ContentID int64
+		Name      string // the field "name" (or "Name")
+	}
+	type Post struct {
+		ContentID int64     // the item's contentID
+		Modified  time.Time `edgecms:"properties.modified"`
+		Title     string
+		Minutes   int       `edgecms:"readingMinutes"` // sent as "7"
+		Category  *Category // a linked item
+		TagIDs    []int64   `edgecms:"tags"` // a linked list, expanded or not
+	}
+
+	srv := demoServer()
+	defer srv.Close()
+	c, _ := client.New(srv.URL, "demo", client.Options{FetchKey: "live.key"})
+
+	it, err := c.Item(context.Background(), "en-us", 42, client.ItemOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var post Post
+	if err := it.Decode(&post); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("%d %q, %d min, in %s, tags %v, modified %s\n", post.ContentID, post.Title, post.Minutes,
+		post.Category.Name, post.TagIDs, post.Modified.Format(time.DateOnly))
+	// Output:
+	// 42 "Hello, edge", 7 min, in News, tags [31 30], modified 2024-03-05
+}
+
+func ExampleGetItem() {
+	type Post struct {
+		Title    string
+		Category struct{ Name string }
+	}
+
+	srv := demoServer()
+	defer srv.Close()
+	c, _ := client.New(srv.URL, "demo", client.Options{FetchKey: "live.key"})
+
+	post, err := client.GetItem[Post](context.Background(), c, "en-us", 42, client.ItemOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(post.Title, "/", post.Category.Name)
+	// Output:
+	// Hello, edge / News
+}
+
+func ExampleGetAllItems() {
+	type Post struct {
+		ContentID int64
+		Title     string
+	}
+
+	srv := demoServer()
+	defer srv.Close()
+	c, _ := client.New(srv.URL, "demo", client.Options{FetchKey: "live.key"})
+
+	posts, err := client.GetAllItems[Post](context.Background(), c, "en-us", "posts", client.ListOptions{Take: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range posts {
+		fmt.Println(p.ContentID, p.Title)
+	}
+	// Output:
+	// 1 Post 1
+	// 2 Post 2
+	// 3 Post 3
+	// 4 Post 4
+	// 5 Post 5
+}
+
+// Sync batches mix the items of every container, unexpanded: decode each
+// by its model. A linked item comes as a reference, which decodes into a
+// struct holding only its contentID.
+func ExampleItem_Decode_sync() {
+	type Category struct {
+		ContentID int64
+		Name      string
+	}
+	type Post struct {
+		ContentID int64
+		Title     string
+		Category  Category
+		TagIDs    []int64 `edgecms:"tags_ValueField"`
+	}
+
+	srv := demoServer()
+	defer srv.Close()
+	c, _ := client.New(srv.URL, "demo", client.Options{FetchKey: "live.key"})
+
+	batch, err := c.SyncItems(context.Background(), "en-us", 0, 0)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, it := range batch.Items {
+		switch it.Properties.DefinitionName {
+		case "Category":
+			var cat Category
+			if err := it.Decode(&cat); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("category %d: %s\n", cat.ContentID, cat.Name)
+		case "Post":
+			var post Post
+			if err := it.Decode(&post); err != nil {
+				log.Fatal(err)
+			}
+			fmt.Printf("post %d: %s, category %d (name %q), tags %v\n", post.ContentID, post.Title,
+				post.Category.ContentID, post.Category.Name, post.TagIDs)
+		}
+	}
+	// Output:
+	// category 7: News
+	// post 42: Hello, edge, category 7 (name ""), tags [31 30]
+}
+
+// A value that does not fit its Go field is a *DecodeError naming both.
+func ExampleDecodeError() {
+	type Post struct {
+		Minutes int `edgecms:"readingMinutes"`
+	}
+
+	it := client.Item{ContentID: 42, Fields: client.Fields{"readingMinutes": json.RawMessage(`"7.5"`)}}
+	var post Post
+	err := it.Decode(&post)
+	fmt.Println(err)
+	var de *client.DecodeError
+	if errors.As(err, &de) {
+		fmt.Println(de.Path, de.Value)
+	}
+	// Output:
+	// edgecms: item 42: field "readingMinutes" = "7.5" does not fit Post.Minutes (int): not a whole number
+	// readingMinutes "7.5"
 }

@@ -18,6 +18,8 @@ var ErrNoField = errors.New("field has no value")
 // ErrNotExpanded is matched by the error of Fields.Item and Fields.Items
 // when the field holds a reference to linked content instead of the content
 // (the request's depth was too small); Fields.Link reads the reference.
+// Item.Decode returns it (in a *DecodeError) for a reference the Go value
+// cannot hold: a struct without a contentID field, or a whole-list link.
 var ErrNotExpanded = errors.New("linked content is not expanded")
 
 // Fields holds the field values of an item by field name, as the server sent
@@ -27,8 +29,15 @@ type Fields map[string]json.RawMessage
 
 // Raw returns the value of the field name as sent, and whether it is there.
 func (f Fields) Raw(name string) (json.RawMessage, bool) {
-	if v, ok := f[name]; ok {
-		return v, true
+	k, ok := f.key(name)
+	return f[k], ok
+}
+
+// key returns the name under which f holds the field name: name itself, or
+// else the first (in byte order) that equals it ignoring case.
+func (f Fields) key(name string) (string, bool) {
+	if _, ok := f[name]; ok {
+		return name, true
 	}
 	best := ""
 	for k := range f {
@@ -36,10 +45,7 @@ func (f Fields) Raw(name string) (json.RawMessage, bool) {
 			best = k
 		}
 	}
-	if best == "" {
-		return nil, false
-	}
-	return f[best], true
+	return best, best != ""
 }
 
 // Has reports whether the field name is present and not null.
@@ -281,7 +287,7 @@ func (f Fields) Link(name string) (*Link, error) {
 	if err != nil {
 		return nil, err
 	}
-	if expanded(raw) {
+	if shapeOf(raw) == shapeItem {
 		return nil, fmt.Errorf("field %q holds expanded content; read it with Item or Items", name)
 	}
 	var l Link
@@ -291,27 +297,12 @@ func (f Fields) Link(name string) (*Link, error) {
 	return &l, nil
 }
 
-// expanded reports whether a JSON object is a content item rather than a
-// reference to one: an item has fields or properties.
-func expanded(raw json.RawMessage) bool {
-	var keys map[string]json.RawMessage
-	if json.Unmarshal(raw, &keys) != nil {
-		return false
-	}
-	for k := range keys {
-		if strings.EqualFold(k, "fields") || strings.EqualFold(k, "properties") {
-			return true
-		}
-	}
-	return false
-}
-
 // linkedItem decodes one element of linked content that must be expanded.
 func linkedItem(name string, raw json.RawMessage) (Item, error) {
 	if len(raw) == 0 || raw[0] != '{' {
 		return Item{}, fmt.Errorf("field %q: not linked content", name)
 	}
-	if !expanded(raw) {
+	if shapeOf(raw) != shapeItem {
 		return Item{}, fmt.Errorf("field %q: %w", name, ErrNotExpanded)
 	}
 	var it Item
