@@ -254,35 +254,34 @@ func setScalar(v reflect.Value, s string) error {
 		v.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		n, err := strconv.ParseInt(s, 10, t.Bits())
-		if errors.Is(err, strconv.ErrRange) {
-			return fmt.Errorf("out of range for %v", t)
-		}
 		if err != nil {
-			return errors.New("not a whole number")
+			return numberError(err, t, "not a whole number")
 		}
 		v.SetInt(n)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		n, err := strconv.ParseUint(s, 10, t.Bits())
-		if errors.Is(err, strconv.ErrRange) {
-			return fmt.Errorf("out of range for %v", t)
-		}
 		if err != nil {
-			return errors.New("not a whole number from 0 up")
+			return numberError(err, t, "not a whole number from 0 up")
 		}
 		v.SetUint(n)
 	case reflect.Float32, reflect.Float64:
 		x, err := strconv.ParseFloat(s, t.Bits())
-		if errors.Is(err, strconv.ErrRange) {
-			return fmt.Errorf("out of range for %v", t)
-		}
 		if err != nil {
-			return errors.New("not a number")
+			return numberError(err, t, "not a number")
 		}
 		v.SetFloat(x)
 	default:
 		return fmt.Errorf("Decode cannot fill a %v", t)
 	}
 	return nil
+}
+
+// numberError explains why strconv could not parse a number for t.
+func numberError(err error, t reflect.Type, what string) error {
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("out of range for %v", t)
+	}
+	return errors.New(what)
 }
 
 // shape is what a JSON value of a field stands for.

@@ -184,11 +184,19 @@ func compatDir(t *testing.T) string {
 // runSDK runs the calls through the real @agility/content-fetch SDK.
 func (s *service) runSDK(t *testing.T, baseURL string, calls []sdkCall) []sdkResult {
 	t.Helper()
-	dir := compatDir(t)
-	in, _ := json.Marshal(map[string]any{
+	return runNode[sdkResult](t, s, "fetch-sdk.js", map[string]any{
 		"baseUrl": baseURL, "guid": s.inst.Guid, "fetchKey": s.fetchKey, "previewKey": s.previewKey, "calls": calls,
-	})
-	cmd := exec.Command("node", filepath.Join(dir, "fetch-sdk.js"))
+	}, len(calls))
+}
+
+// runNode runs script, a runner of calls in scripts/compat, with input as
+// JSON on stdin and the service's certificate trusted, and decodes the JSON
+// array it prints: one result per call.
+func runNode[R any](t *testing.T, s *service, script string, input any, calls int) []R {
+	t.Helper()
+	dir := compatDir(t)
+	in, _ := json.Marshal(input)
+	cmd := exec.Command("node", filepath.Join(dir, script))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+s.caFile)
 	cmd.Stdin = bytes.NewReader(in)
@@ -196,14 +204,14 @@ func (s *service) runSDK(t *testing.T, baseURL string, calls []sdkCall) []sdkRes
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node fetch-sdk.js: %v\n%s", err, stderr.String())
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
 	}
-	var res []sdkResult
+	var res []R
 	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("decode SDK output: %v\n%s", err, out)
+		t.Fatalf("decode %s output: %v\n%s", script, err, out)
 	}
-	if len(res) != len(calls) {
-		t.Fatalf("SDK answered %d calls, want %d", len(res), len(calls))
+	if len(res) != calls {
+		t.Fatalf("%s answered %d calls, want %d", script, len(res), calls)
 	}
 	return res
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,29 +38,10 @@ func (r mgmtResult) String() string {
 // runManagementSDK runs the calls through the real @agility/management-sdk.
 func (s *service) runManagementSDK(t *testing.T, calls []mgmtCall) []mgmtResult {
 	t.Helper()
-	dir := compatDir(t)
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agility", "management-sdk")); err != nil {
+	if _, err := os.Stat(filepath.Join(compatDir(t), "node_modules", "@agility", "management-sdk")); err != nil {
 		t.Fatalf("@agility/management-sdk is not installed: run scripts/test.sh (or npm ci in scripts/compat): %v", err)
 	}
-	in, _ := json.Marshal(map[string]any{"baseUrl": s.base, "token": s.token, "calls": calls})
-	cmd := exec.Command("node", filepath.Join(dir, "management-sdk.js"))
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NODE_EXTRA_CA_CERTS="+s.caFile)
-	cmd.Stdin = bytes.NewReader(in)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("node management-sdk.js: %v\n%s", err, stderr.String())
-	}
-	var res []mgmtResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("decode SDK output: %v\n%s", err, out)
-	}
-	if len(res) != len(calls) {
-		t.Fatalf("SDK answered %d calls, want %d", len(res), len(calls))
-	}
-	return res
+	return runNode[mgmtResult](t, s, "management-sdk.js", map[string]any{"baseUrl": s.base, "token": s.token, "calls": calls}, len(calls))
 }
 
 // TestManagementSDKWebhooks saves, reads, lists and deletes webhooks with
