@@ -274,7 +274,10 @@ func (p *structPlan) add(t reflect.Type, index []int) error {
 func planField(name string) (fieldPlan, error) {
 	head, rest, dotted := strings.Cut(name, ".")
 	switch {
-	case dotted && strings.EqualFold(head, "properties") && rest != "":
+	case dotted && strings.EqualFold(head, "properties"):
+		if _, known := (Properties{}).member(rest); !known {
+			return fieldPlan{}, fmt.Errorf("%q: an item's properties are state, modified, versionID, referenceName, definitionName and itemOrder", name)
+		}
 		return fieldPlan{part: partProperty, name: rest}, nil
 	case dotted && strings.EqualFold(head, "fields") && rest != "":
 		return fieldPlan{part: partField, name: rest}, nil

@@ -193,6 +193,8 @@ func TestDecodeValues(t *testing.T) {
 		{"date from a number", decodeField[time.Time], `20240301`, time.Time{}, errAny},
 		{"string", decodeField[string], `"x"`, "x", nil},
 		{"empty string", decodeField[string], `""`, "", nil},
+		{"string with spaces and escapes", decodeField[string], `" <p>\"a\"</p>\n"`, " <p>\"a\"</p>\n", nil},
+		{"string with spaces", decodeField[string], `"  a "`, "  a ", nil},
 		{"string from a number", decodeField[string], `5`, "5", nil},
 		{"string from an object", decodeField[string], `{"a": 1}`, "", errAny},
 		{"pointer to string", decodeField[*string], `"x"`, str("x"), nil},
@@ -315,7 +317,6 @@ func TestDecodeMembers(t *testing.T) {
 		Item                                  // every member of the item too
 		State      State                      `edgecms:"properties.state"`
 		Order      *int                       `edgecms:"PROPERTIES.itemOrder"`
-		Unknown    string                     `edgecms:"properties.nothing"`
 		ModRaw     string                     `edgecms:"properties.modified"`
 		Field      string                     `edgecms:"fields.contentID"` // a content field named like a member
 		Seo        map[string]string          `edgecms:"seo"`
@@ -333,7 +334,7 @@ func TestDecodeMembers(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.Base != (Base{42, "Post"}) || got.State != StateStaging || got.Order == nil || *got.Order != 2 ||
-		got.Unknown != "" || got.ModRaw != "2024-03-05T14:26:01" || got.Field != "a field" || got.Seo["metaDescription"] != "d" ||
+		got.ModRaw != "2024-03-05T14:26:01" || got.Field != "a field" || got.Seo["metaDescription"] != "d" ||
 		string(got.AllFields["title"]) != `"T"` {
 		t.Errorf("Decode = %+v", got)
 	}
@@ -366,6 +367,9 @@ func TestDecodeRefusesTargets(t *testing.T) {
 		{"nil", nil},
 		{"a tag option", &struct {
 			Title string `edgecms:"title,omitempty"`
+		}{}},
+		{"an unknown property", &struct {
+			Title string `edgecms:"properties.title"`
 		}{}},
 		{"a dotted path", &struct {
 			Title string `edgecms:"author.title"`

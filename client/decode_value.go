@@ -37,7 +37,7 @@ func (d decoder) item(it *Item, p *structPlan, v reflect.Value, path string) err
 			}
 		case partProperty:
 			at = "properties." + fp.name
-			raw = it.Properties.member(fp.name)
+			raw, _ = it.Properties.member(fp.name)
 		case partSEO:
 			at, raw = "seo", it.SEO
 		case partFields:
@@ -62,19 +62,20 @@ func (d decoder) item(it *Item, p *structPlan, v reflect.Value, path string) err
 }
 
 // member returns the property name (any case) as JSON, or nil when it is
-// absent or zero.
-func (p Properties) member(name string) json.RawMessage {
-	num := func(n int64) json.RawMessage {
+// absent or zero, and whether an item has such a property.
+func (p Properties) member(name string) (json.RawMessage, bool) {
+	num := func(n int64) (json.RawMessage, bool) {
 		if n == 0 {
-			return nil
+			return nil, true
 		}
-		return strconv.AppendInt(nil, n, 10)
+		return strconv.AppendInt(nil, n, 10), true
 	}
-	str := func(s string) json.RawMessage {
+	str := func(s string) (json.RawMessage, bool) {
 		if s == "" {
-			return nil
+			return nil, true
 		}
-		return strconv.AppendQuote(nil, s)
+		b, _ := json.Marshal(s) // a string always marshals
+		return b, true
 	}
 	switch strings.ToLower(name) {
 	case "state":
@@ -90,7 +91,7 @@ func (p Properties) member(name string) json.RawMessage {
 	case "itemorder":
 		return num(int64(p.ItemOrder))
 	}
-	return nil
+	return nil, false
 }
 
 // fail makes the error of raw at path not fitting v.
@@ -165,6 +166,15 @@ func (d decoder) value(v reflect.Value, raw json.RawMessage, path, goName string
 		return nil
 	}
 	switch t.Kind() {
+	case reflect.String:
+		if raw[0] == '"' {
+			s, err := text(raw) // as sent, spaces included
+			if err != nil {
+				return d.fail(v, raw, path, goName, err)
+			}
+			v.SetString(s)
+			return nil
+		}
 	case reflect.Struct:
 		return d.linked(v, raw, path, goName)
 	case reflect.Slice:
