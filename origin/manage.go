@@ -51,6 +51,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	s.webhookRoutes(r)
 	s.mediaRoutes(r)
+	s.instanceUserRoutes(r)
 
 	l := r.Group("/:locale")
 	l.Get("/items", edit, s.resolveLocale, s.listItems)

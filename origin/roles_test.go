@@ -82,6 +82,10 @@ func matrix(w world) []routeCase {
 		{"/webhook/:id/rotate-secret", request{"POST", hook + "/rotate-secret", nil}, full, 200},
 		{"/webhook/:id", request{"DELETE", hook, nil}, manage, 204},
 
+		{"/users", request{"GET", "/users", nil}, full, 200},
+		{"/users", request{"POST", "/users", m{"email": "new@example.com", "role": "publish", "password": "a long new password"}}, full, 201},
+		{"/users/:id", request{"DELETE", fmt.Sprintf("/users/%d", w.member), nil}, full, 204},
+
 		{"/assets", request{"GET", "/assets?take=2&skip=1", nil}, edit, 200},
 		{"/assets", request{"POST", "/assets", m{"fileName": "new.png", "label": "New", "data": testPNG(6, 2)}}, edit, 201},
 		{"/assets/:id", request{"GET", asset, nil}, edit, 200},
@@ -187,6 +191,29 @@ func TestRoles(t *testing.T) {
 				}
 				if r.status == 401 || r.status == 403 || r.status >= 500 {
 					t.Errorf("%s as %s: status %d for an allowed role", c.req, role, r.status)
+				}
+			}
+		})
+	}
+}
+
+// TestRolesSignedIn is TestRoles with signed-in users instead of tokens:
+// every management route takes a session, with the user's role on the
+// instance.
+func TestRolesSignedIn(t *testing.T) {
+	for _, role := range content.Roles {
+		t.Run(string(role), func(t *testing.T) {
+			t.Parallel()
+			h := newFullHarness(t)
+			w := h.populate()
+			for _, c := range matrix(w) {
+				r := h.asUser(role, c.req)
+				if !role.Includes(c.role) {
+					checkProblem(t, fmt.Sprintf("%s as a user with %s", c.req, role), r, 403, "")
+					continue
+				}
+				if r.status != c.want {
+					t.Errorf("%s as a user with %s (needs %s) = %s, want %d", c.req, role, c.role, r, c.want)
 				}
 			}
 		})
