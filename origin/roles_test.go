@@ -105,6 +105,8 @@ func matrix(w world) []routeCase {
 		{"/redirections/:id", request{"PUT", redirect, m{"statusCode": 302}}, publish, 200},
 		{"/redirections/:id", request{"DELETE", redirect, nil}, publish, 204},
 
+		{"/items/:id/copies", request{"GET", fmt.Sprintf("/items/%d/copies", w.article), nil}, edit, 200},
+		{"/pages/:id/copies", request{"GET", fmt.Sprintf("/pages/%d/copies", w.parent), nil}, edit, 200},
 		{"/:locale/items", request{"GET", "/en-us/items?container=articles", nil}, edit, 200},
 		{"/:locale/items", request{"POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "New"}}}, edit, 201},
 		{"/:locale/items/:id", request{"GET", item, nil}, edit, 200},
