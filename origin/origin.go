@@ -141,6 +141,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.peopleRoutes()
+	s.studioRoutes()
 	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
 	s.app.Get("/*", s.serveFetch)
 	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
