@@ -14,5 +14,7 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     reportCompressedSize: false,
     chunkSizeWarningLimit: 1000,
+    // The build's timings are noise in the test output.
+    rolldownOptions: { checks: { pluginTimings: false } },
   },
 });

@@ -41,3 +41,8 @@ export function title(item, model) {
   for (const n of [...names, ...Object.keys(f)]) if (typeof f[n] === 'string' && f[n]) return f[n];
   return `#${item?.contentID ?? ''}`;
 }
+
+/** A locale as menus show it: "English (en-us)". */
+export function localeLabel(l) {
+  return l.name.includes(l.code) ? l.name : `${l.name} (${l.code})`;
+}
