@@ -178,44 +178,36 @@ func TestMatrixCoversEveryRoute(t *testing.T) {
 // fresh world: a role that includes the route's role gets the route's answer
 // (never 401 or 403), a weaker one 403.
 func TestRoles(t *testing.T) {
-	for _, role := range content.Roles {
-		t.Run(string(role), func(t *testing.T) {
-			h := newFullHarness(t)
-			w := h.populate()
-			for _, c := range matrix(w) {
-				r := h.as(role, c.req)
-				if !role.Includes(c.role) {
-					checkProblem(t, fmt.Sprintf("%s as %s", c.req, role), r, 403, "")
-					continue
-				}
-				if r.status != c.want {
-					t.Errorf("%s as %s (needs %s) = %s, want %d", c.req, role, c.role, r, c.want)
-				}
-				if r.status == 401 || r.status == 403 || r.status >= 500 {
-					t.Errorf("%s as %s: status %d for an allowed role", c.req, role, r.status)
-				}
-			}
-		})
-	}
+	runMatrix(t, "a token", (*harness).as)
 }
 
 // TestRolesSignedIn is TestRoles with signed-in users instead of tokens:
 // every management route takes a session, with the user's role on the
 // instance.
 func TestRolesSignedIn(t *testing.T) {
+	runMatrix(t, "a user", (*harness).asUser)
+}
+
+// runMatrix sends every request of the matrix with send, as who of each
+// role, each role on a fresh world.
+func runMatrix(t *testing.T, who string, send func(*harness, content.Role, request) response) {
 	for _, role := range content.Roles {
 		t.Run(string(role), func(t *testing.T) {
 			t.Parallel()
 			h := newFullHarness(t)
 			w := h.populate()
 			for _, c := range matrix(w) {
-				r := h.asUser(role, c.req)
+				r := send(h, role, c.req)
+				what := fmt.Sprintf("%s as %s with %s", c.req, who, role)
 				if !role.Includes(c.role) {
-					checkProblem(t, fmt.Sprintf("%s as a user with %s", c.req, role), r, 403, "")
+					checkProblem(t, what, r, 403, "")
 					continue
 				}
 				if r.status != c.want {
-					t.Errorf("%s as a user with %s (needs %s) = %s, want %d", c.req, role, c.role, r, c.want)
+					t.Errorf("%s (needs %s) = %s, want %d", what, c.role, r, c.want)
+				}
+				if r.status == 401 || r.status == 403 || r.status >= 500 {
+					t.Errorf("%s: status %d for an allowed role", what, r.status)
 				}
 			}
 		})

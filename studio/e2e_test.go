@@ -212,4 +212,3 @@ func listen(t *testing.T) net.Listener {
 	}
 	return ln
 }
-

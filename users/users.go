@@ -137,7 +137,7 @@ func (s *Store) Create(ctx context.Context, in NewUser) (User, error) {
 func (s *Store) ByEmail(ctx context.Context, email string) (User, error) {
 	var u User
 	if err := s.db.GetContext(ctx, &u, selectUserSQL, strings.TrimSpace(email)); err != nil {
-		return User{}, notFound(err, "no user with the email %q", email)
+		return User{}, content.NotFound(err, "no user with the email %q", email)
 	}
 	return u, nil
 }
@@ -158,7 +158,7 @@ func (s *Store) SetPassword(ctx context.Context, userID int64, password string) 
 	}
 	return content.Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, updatePasswordSQL, userID, hashPassword(password))
-		if err := checkAffected(res, err, "user %d not found", userID); err != nil {
+		if err := content.CheckAffected(res, err, "user %d not found", userID); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, deleteUserSessionsSQL, userID)
@@ -170,7 +170,7 @@ func (s *Store) SetPassword(ctx context.Context, userID int64, password string) 
 // sessions.
 func (s *Store) Delete(ctx context.Context, email string) error {
 	res, err := s.db.ExecContext(ctx, deleteUserSQL, strings.TrimSpace(email))
-	return checkAffected(res, err, "no user with the email %q", email)
+	return content.CheckAffected(res, err, "no user with the email %q", email)
 }
 
 // SignIn returns the user whose email and password these are. A wrong
@@ -236,7 +236,7 @@ func (s *Store) Grant(ctx context.Context, userID int64, inst content.Instance, 
 // Revoke takes away a user's role on an instance.
 func (s *Store) Revoke(ctx context.Context, userID int64, inst content.Instance) error {
 	res, err := s.db.ExecContext(ctx, revokeSQL, userID, inst.ID)
-	return checkAffected(res, err, "user %d has no role on instance %q", userID, inst.Guid)
+	return content.CheckAffected(res, err, "user %d has no role on instance %q", userID, inst.Guid)
 }
 
 // Members lists the users who have a role on an instance.
@@ -293,26 +293,3 @@ func pqCode(err error) string {
 }
 
 func isUniqueViolation(err error) bool { return pqCode(err) == "23505" }
-
-// notFound turns sql.ErrNoRows into a NotFound problem.
-func notFound(err error, format string, args ...any) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return problem.NotFoundf(format, args...)
-	}
-	return err
-}
-
-// checkAffected returns a NotFound problem when a change touched no row.
-func checkAffected(res sql.Result, err error, format string, args ...any) error {
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return problem.NotFoundf(format, args...)
-	}
-	return nil
-}
