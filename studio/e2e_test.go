@@ -120,6 +120,9 @@ func startStudio(t *testing.T) e2eEnv {
 	t.Helper()
 	ctx := context.Background()
 	db, url := pgtest.New(t)
+	// The Postgres server is shared with every other test running: a few
+	// connections are enough for one browser.
+	db.SetMaxOpenConns(8)
 	cs := content.NewStore(db)
 	inst, err := cs.CreateInstance(ctx, "studio-e2e", []content.Locale{{Code: "en-us", Name: "English"}, {Code: "fr-ca", Name: "Français"}})
 	if err != nil {
