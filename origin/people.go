@@ -100,6 +100,12 @@ func (s *Server) answerSession(c *fiber.Ctx, u users.User, secret string) error 
 // the client address, then the password, and starts a new session (a
 // session the browser had is ended: the id changes at every sign-in).
 func (s *Server) login(c *fiber.Ctx) error {
+	// Only JSON: a page of another site can post a form (text/plain,
+	// urlencoded) to sign the browser into the attacker's account, but not
+	// JSON without a CORS preflight, which the API never grants.
+	if !strings.HasPrefix(strings.ToLower(c.Get(fiber.HeaderContentType)), fiber.MIMEApplicationJSON) {
+		return problem.Invalidf("send the credentials as application/json")
+	}
 	var in struct {
 		Email    string `json:"email"`
 		Password string `json:"password"`

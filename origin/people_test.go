@@ -108,6 +108,15 @@ func TestLogin(t *testing.T) {
 		checkProblem(t, "login with "+tt.body, h.raw("POST", "/api/v1/auth/login", "", []byte(tt.body)), 400, tt.field)
 	}
 
+	// Only JSON signs in: a cross-site form post cannot sign the browser in.
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", ""} {
+		r := h.sendHeaders("POST", "/api/v1/auth/login", http.Header{}, ct, loginBody("ann@example.com", testPassword))
+		checkProblem(t, "login as "+ct, r, 400, "")
+		if len(r.header.Values("Set-Cookie")) > 0 {
+			t.Errorf("a login as %q set a cookie", ct)
+		}
+	}
+
 	// A session reads without a CSRF token, and changes only with it.
 	before := h.fingerprint()
 	read := h.withSession(s, false, request{"GET", "/locales", nil})
