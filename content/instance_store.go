@@ -90,7 +90,7 @@ const (
 var reservedLocaleCodes = map[string]bool{
 	"locales": true, "tokens": true, "apikeys": true, "models": true, "containers": true,
 	"page-models": true, "channels": true, "webhook": true, "webhooks": true, "redirections": true,
-	"assets": true, "galleries": true,
+	"assets": true, "galleries": true, "users": true, "items": true, "pages": true,
 }
 
 func validateLocale(l Locale) error {

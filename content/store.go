@@ -124,3 +124,13 @@ func checkAffected(res sql.Result, err error, format string, args ...any) error 
 	}
 	return nil
 }
+
+// NotFound is notFound for the packages that keep their own tables beside
+// the content (users): sql.ErrNoRows becomes a NotFound problem.
+func NotFound(err error, format string, args ...any) error { return notFound(err, format, args...) }
+
+// CheckAffected is checkAffected for those packages: a change that touched
+// no row is a NotFound problem.
+func CheckAffected(res sql.Result, err error, format string, args ...any) error {
+	return checkAffected(res, err, format, args...)
+}

@@ -364,6 +364,9 @@ func TestProxy(t *testing.T) {
 		{"GET", "/api/v1/instance/acme/models", "", 200},
 		{"HEAD", "/api/openapi.json", "", 200},
 		{"GET", "/healthz", "", 200},
+		{"GET", "/studio/", "", 200},
+		{"GET", "/studio/acme/content/posts?q=x", "", 200},
+		{"GET", "/studio", "", 200},
 		{"GET", "/api/missing/x", "", 404},
 		{"POST", "/api/broken/y", "x", 500},
 	} {

@@ -50,10 +50,11 @@ func (s *Server) fastPath(app fasthttp.RequestHandler) fasthttp.RequestHandler {
 }
 
 // originPath reports whether a GET of path is the origin's own business
-// (the management API, the OpenAPI document, the health check) rather than
-// a Fetch API read.
+// (the management API, the OpenAPI document, the Studio, the health check)
+// rather than a Fetch API read.
 func originPath(path []byte) bool {
-	return string(path) == "/healthz" || string(path) == "/api" || bytes.HasPrefix(path, []byte("/api/"))
+	return string(path) == "/healthz" || string(path) == "/api" || bytes.HasPrefix(path, []byte("/api/")) ||
+		string(path) == "/studio" || bytes.HasPrefix(path, []byte("/studio/"))
 }
 
 // target is a request's target as the edge reads it: the host, the path as

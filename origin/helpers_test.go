@@ -25,6 +25,7 @@ import (
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
+	"github.com/edgecms/edgecms/users"
 	"github.com/edgecms/edgecms/webhooks"
 	"github.com/edgecms/edgecms/webhooks/egress"
 )
@@ -40,6 +41,11 @@ type harness struct {
 	guid   string
 	tokens map[content.Role]string
 	addr   string // address of the real listener, once started
+
+	// users makes the accounts of signed-in tests; sessions holds a
+	// session of a user of each role on the instance, made on first use.
+	users    *users.Store
+	sessions map[content.Role]session
 
 	// Set by newFullHarness: the origin's webhooks store, its asset store,
 	// and a receiver of webhook deliveries that answers 204.
@@ -63,7 +69,8 @@ func newHarness(t *testing.T) *harness {
 	if err != nil {
 		t.Fatalf("CreateInstance: %v", err)
 	}
-	h := &harness{t: t, db: db, store: store, inst: inst, guid: inst.Guid, tokens: map[content.Role]string{}}
+	h := &harness{t: t, db: db, store: store, inst: inst, guid: inst.Guid, tokens: map[content.Role]string{},
+		users: users.NewStore(db, users.Options{}), sessions: map[content.Role]session{}}
 	for _, r := range content.Roles {
 		_, secret, err := store.CreateToken(ctx, inst, "test "+string(r), r)
 		if err != nil {
@@ -200,16 +207,27 @@ func (h *harness) raw(method, path, authorization string, body []byte) response 
 	return h.rawTyped(method, path, authorization, "application/json", body)
 }
 
-// rawTyped is raw with the body's Content-Type. A multipart body goes to a
-// real listener: the server reads such a body with the request, and
-// App().Test reports its read error instead of the answer it writes.
+// rawTyped is raw with the body's Content-Type.
 func (h *harness) rawTyped(method, path, authorization, ctype string, body []byte) response {
 	h.t.Helper()
+	hdr := http.Header{}
+	if authorization != "" {
+		hdr.Set("Authorization", authorization)
+	}
+	return h.sendHeaders(method, path, hdr, ctype, body)
+}
+
+// sendHeaders sends a request with the given headers and a body of Content-Type
+// ctype. A multipart body goes to a real listener: the server reads such
+// a body with the request, and App().Test reports its read error instead
+// of the answer it writes.
+func (h *harness) sendHeaders(method, path string, hdr http.Header, ctype string, body []byte) response {
+	h.t.Helper()
 	if len(body) > bodyLimit {
-		return h.oversize(method, path, authorization, len(body))
+		return h.oversize(method, path, hdr.Get("Authorization"), len(body))
 	}
 	if strings.HasPrefix(ctype, "multipart/") {
-		return h.overTCP(method, path, authorization, ctype, body)
+		return h.overTCP(method, path, hdr, ctype, body)
 	}
 	var rd io.Reader
 	if body != nil {
@@ -219,8 +237,8 @@ func (h *harness) rawTyped(method, path, authorization, ctype string, body []byt
 	if body != nil {
 		req.Header.Set("Content-Type", ctype)
 	}
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
+	for k, vs := range hdr {
+		req.Header[k] = vs
 	}
 	res, err := h.srv.App().Test(req, -1)
 	if err != nil {
@@ -256,15 +274,17 @@ func (h *harness) oversize(method, path, authorization string, size int) respons
 }
 
 // overTCP sends a request to a real listener.
-func (h *harness) overTCP(method, path, authorization, ctype string, body []byte) response {
+func (h *harness) overTCP(method, path string, hdr http.Header, ctype string, body []byte) response {
 	h.t.Helper()
 	req, err := http.NewRequest(method, "http://"+h.listen()+path, bytes.NewReader(body))
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)
 	}
-	req.Header.Set("Content-Type", ctype)
-	if authorization != "" {
-		req.Header.Set("Authorization", authorization)
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -287,6 +307,90 @@ func readResponse(t *testing.T, what string, res *http.Response) response {
 func (h *harness) as(role content.Role, rq request) response {
 	h.t.Helper()
 	return h.withToken(h.tokens[role], rq)
+}
+
+// session is a signed-in browser: its session cookie and CSRF token.
+type session struct{ cookie, csrf string }
+
+// testPassword is the password of the users tests make.
+const testPassword = "a long enough password"
+
+// signIn signs in and returns the session, failing the test unless the
+// sign-in succeeds.
+func (h *harness) signIn(email, password string) session {
+	h.t.Helper()
+	r := h.raw("POST", "/api/v1/auth/login", "", bodyBytes(h.t, map[string]string{"email": email, "password": password}))
+	if r.status != 200 {
+		h.t.Fatalf("sign in as %s = %s, want 200", email, r)
+	}
+	var ans struct {
+		CSRFToken string `json:"csrfToken"`
+	}
+	r.decode(h.t, &ans)
+	ck := sessionCookieOf(h.t, r)
+	return session{cookie: ck.Value, csrf: ans.CSRFToken}
+}
+
+// sessionCookieOf returns the session cookie an answer sets.
+func sessionCookieOf(t *testing.T, r response) *http.Cookie {
+	t.Helper()
+	for _, ck := range (&http.Response{Header: r.header}).Cookies() {
+		if ck.Name == "edgecms_session" {
+			return ck
+		}
+	}
+	t.Fatalf("no edgecms_session cookie in %v", r.header.Values("Set-Cookie"))
+	return nil
+}
+
+// newUser creates a user, failing the test on error.
+func (h *harness) newUser(email string, operator bool) users.User {
+	h.t.Helper()
+	u, err := h.users.Create(context.Background(), users.NewUser{Email: email, Password: testPassword, Operator: operator})
+	if err != nil {
+		h.t.Fatalf("create user %s: %v", email, err)
+	}
+	return u
+}
+
+// member returns a signed-in session of a user with role on the
+// harness's instance, made on first use.
+func (h *harness) member(role content.Role) session {
+	h.t.Helper()
+	if s, ok := h.sessions[role]; ok {
+		return s
+	}
+	email := string(role) + "-member@example.com"
+	u := h.newUser(email, false)
+	if err := h.users.Grant(context.Background(), u.ID, h.inst, role); err != nil {
+		h.t.Fatal(err)
+	}
+	s := h.signIn(email, testPassword)
+	h.sessions[role] = s
+	return s
+}
+
+// asUser sends rq to this instance's management API as a signed-in user
+// with role, with the session's CSRF token.
+func (h *harness) asUser(role content.Role, rq request) response {
+	h.t.Helper()
+	return h.withSession(h.member(role), true, rq)
+}
+
+// withSession sends rq to this instance's management API with the
+// session's cookie, and its CSRF token when csrf is set.
+func (h *harness) withSession(s session, csrf bool, rq request) response {
+	h.t.Helper()
+	return h.sendHeaders(rq.method, h.base()+rq.path, s.headers(csrf), contentType(rq.body), bodyBytes(h.t, rq.body))
+}
+
+// headers are the headers of a request in the session.
+func (s session) headers(csrf bool) http.Header {
+	hdr := http.Header{"Cookie": {"edgecms_session=" + s.cookie}}
+	if csrf {
+		hdr.Set("X-CSRF-Token", s.csrf)
+	}
+	return hdr
 }
 
 // withToken sends rq to this instance's management API with a bearer token.
@@ -389,6 +493,9 @@ var fingerprintTables = []string{
 	// schema/004_media.sql
 	"assets", "galleries", "gallery_assets", "redirections", "redirection_versions",
 	"sync_changes", "sync_stamped", "sync_floors",
+	// schema/011_users.sql (not sessions, which a request in a session
+	// touches, nor throttle, which failed sign-ins change)
+	"users", "user_roles",
 }
 
 // fingerprint returns, per table, its row count and a hash of its rows, so
@@ -443,6 +550,7 @@ type world struct {
 	component      int64 // a Hero component in parent's MainContentZone (en-us)
 	apiKey         int64
 	spareToken     int64
+	member         int64 // a user with the edit role on the instance
 
 	// Filled only on a newFullHarness:
 	hookURL        string // where the receiver listens
@@ -535,6 +643,9 @@ func (h *harness) populate() world {
 	tok, _, err := s.CreateToken(ctx, inst, "spare", content.RoleEdit)
 	check("token", err)
 	w.spareToken = tok.ID
+	u := h.newUser("member@example.com", false)
+	check("grant", h.users.Grant(ctx, u.ID, inst, content.RoleEdit))
+	w.member = u.ID
 	if h.hooks != nil {
 		h.populateWebhooks(&w)
 	}

@@ -51,6 +51,12 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	s.webhookRoutes(r)
 	s.mediaRoutes(r)
+	s.instanceUserRoutes(r)
+
+	// The state of an item's or page's copy in every locale (the Studio's
+	// locale switcher), whichever locales have one.
+	r.Get("/items/:id/copies", edit, getBy(idParam("id"), s.store.ItemCopies))
+	r.Get("/pages/:id/copies", edit, getBy(idParam("id"), s.store.PageCopies))
 
 	l := r.Group("/:locale")
 	l.Get("/items", edit, s.resolveLocale, s.listItems)

@@ -9,6 +9,7 @@ package origin
 import (
 	"context"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -16,6 +17,8 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/store"
+	"github.com/edgecms/edgecms/throttle"
+	"github.com/edgecms/edgecms/users"
 	"github.com/edgecms/edgecms/webhooks"
 )
 
@@ -49,6 +52,17 @@ type Config struct {
 	// and served from (the store the publisher writes); without it the
 	// asset upload and asset serving routes answer 503.
 	Assets store.Store
+	// Users signs people in and holds their roles; nil: a store on the
+	// content store's database with the default session times.
+	Users *users.Store
+	// EmailThrottle and AddressThrottle limit failed sign-ins per email
+	// address and per client address (zero: DefaultEmailThrottle and
+	// DefaultAddressThrottle).
+	EmailThrottle, AddressThrottle throttle.Policy
+	// TrustedProxies are the proxies (edges, load balancers) whose
+	// X-Forwarded-For and X-Forwarded-Proto headers tell the client's
+	// address and scheme (nil: DefaultTrustedProxies; empty: none).
+	TrustedProxies []netip.Prefix
 }
 
 // Server is the origin: its handlers and what they use.
@@ -61,6 +75,9 @@ type Server struct {
 	keys    *keyCache
 	limiter *rateLimiter
 	cache   *renderCache
+
+	users                       *users.Store
+	emailThrottle, addrThrottle *throttle.Limiter
 }
 
 // New builds the origin's Fiber app.
@@ -77,9 +94,22 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.ChangePoll <= 0 {
 		cfg.ChangePoll = 100 * time.Millisecond
 	}
+	if cfg.Users == nil {
+		cfg.Users = users.NewStore(store.DB(), users.Options{})
+	}
+	if cfg.EmailThrottle == (throttle.Policy{}) {
+		cfg.EmailThrottle = DefaultEmailThrottle
+	}
+	if cfg.AddressThrottle == (throttle.Policy{}) {
+		cfg.AddressThrottle = DefaultAddressThrottle
+	}
+	if cfg.TrustedProxies == nil {
+		cfg.TrustedProxies = DefaultTrustedProxies
+	}
 	s := &Server{cfg: cfg, store: store, log: log,
 		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit),
-		cache: newRenderCache(cfg.RenderCacheBytes)}
+		cache: newRenderCache(cfg.RenderCacheBytes), users: cfg.Users,
+		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle)}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
 		BodyLimit:             cfg.BodyLimit,
@@ -110,6 +140,8 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWith
 func (s *Server) routes() {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/api/openapi.json", serveOpenAPI)
+	s.peopleRoutes()
+	s.studioRoutes()
 	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
 	s.app.Get("/*", s.serveFetch)
 	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })

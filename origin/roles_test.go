@@ -82,6 +82,10 @@ func matrix(w world) []routeCase {
 		{"/webhook/:id/rotate-secret", request{"POST", hook + "/rotate-secret", nil}, full, 200},
 		{"/webhook/:id", request{"DELETE", hook, nil}, manage, 204},
 
+		{"/users", request{"GET", "/users", nil}, full, 200},
+		{"/users", request{"POST", "/users", m{"email": "new@example.com", "role": "publish", "password": "a long new password"}}, full, 201},
+		{"/users/:id", request{"DELETE", fmt.Sprintf("/users/%d", w.member), nil}, full, 204},
+
 		{"/assets", request{"GET", "/assets?take=2&skip=1", nil}, edit, 200},
 		{"/assets", request{"POST", "/assets", m{"fileName": "new.png", "label": "New", "data": testPNG(6, 2)}}, edit, 201},
 		{"/assets/:id", request{"GET", asset, nil}, edit, 200},
@@ -101,6 +105,8 @@ func matrix(w world) []routeCase {
 		{"/redirections/:id", request{"PUT", redirect, m{"statusCode": 302}}, publish, 200},
 		{"/redirections/:id", request{"DELETE", redirect, nil}, publish, 204},
 
+		{"/items/:id/copies", request{"GET", fmt.Sprintf("/items/%d/copies", w.article), nil}, edit, 200},
+		{"/pages/:id/copies", request{"GET", fmt.Sprintf("/pages/%d/copies", w.parent), nil}, edit, 200},
 		{"/:locale/items", request{"GET", "/en-us/items?container=articles", nil}, edit, 200},
 		{"/:locale/items", request{"POST", "/en-us/items", m{"referenceName": "articles", "fields": m{"title": "New"}}}, edit, 201},
 		{"/:locale/items/:id", request{"GET", item, nil}, edit, 200},
@@ -172,21 +178,36 @@ func TestMatrixCoversEveryRoute(t *testing.T) {
 // fresh world: a role that includes the route's role gets the route's answer
 // (never 401 or 403), a weaker one 403.
 func TestRoles(t *testing.T) {
+	runMatrix(t, "a token", (*harness).as)
+}
+
+// TestRolesSignedIn is TestRoles with signed-in users instead of tokens:
+// every management route takes a session, with the user's role on the
+// instance.
+func TestRolesSignedIn(t *testing.T) {
+	runMatrix(t, "a user", (*harness).asUser)
+}
+
+// runMatrix sends every request of the matrix with send, as who of each
+// role, each role on a fresh world.
+func runMatrix(t *testing.T, who string, send func(*harness, content.Role, request) response) {
 	for _, role := range content.Roles {
 		t.Run(string(role), func(t *testing.T) {
+			t.Parallel()
 			h := newFullHarness(t)
 			w := h.populate()
 			for _, c := range matrix(w) {
-				r := h.as(role, c.req)
+				r := send(h, role, c.req)
+				what := fmt.Sprintf("%s as %s with %s", c.req, who, role)
 				if !role.Includes(c.role) {
-					checkProblem(t, fmt.Sprintf("%s as %s", c.req, role), r, 403, "")
+					checkProblem(t, what, r, 403, "")
 					continue
 				}
 				if r.status != c.want {
-					t.Errorf("%s as %s (needs %s) = %s, want %d", c.req, role, c.role, r, c.want)
+					t.Errorf("%s (needs %s) = %s, want %d", what, c.role, r, c.want)
 				}
 				if r.status == 401 || r.status == 403 || r.status >= 500 {
-					t.Errorf("%s as %s: status %d for an allowed role", c.req, role, r.status)
+					t.Errorf("%s: status %d for an allowed role", what, r.status)
 				}
 			}
 		})

@@ -11,6 +11,10 @@ cat <<MSG
 
 edgecms is starting on http://$addr with the demo instance "$guid".
 
+  Studio:           http://$addr/studio/
+    email:          $(field email)
+    password:       $(field password)
+
   management token: $(field managementToken)
   fetch key:        $(field fetchKey)
   preview key:      $(field previewKey)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of edgecms against real services: the Postgres at
 # DATABASE_URL (default 127.0.0.1:5432), a MinIO server it installs on first
-# use, and the npm packages of the client-compatibility tests.
+# use, the npm packages of the client-compatibility tests, and Debian's
+# Chromium for the Studio's browser tests (installed with apt when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/minio.sh >/dev/null
@@ -9,5 +10,13 @@ export EDGECMS_MINIO_BIN=${EDGECMS_MINIO_BIN:-${EDGECMS_CACHE:-$HOME/.cache/edge
 if [ -f scripts/compat/package.json ]; then
   (cd scripts/compat && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+if [ ! -x /usr/bin/chromium ]; then
+  echo "installing Debian's chromium for the Studio's browser tests" >&2
+  if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium >/dev/null
+fi
+# The committed Studio build must be what its sources build.
+bash scripts/studio.sh check
 go vet ./...
 go test -count=1 -timeout 20m ./... "$@"

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -34,6 +35,11 @@ type config struct {
 	PurgeURL, PurgeMethod, PurgeHeaders, PurgeBody string
 	PurgeMaxTags                                   int
 
+	// Sign-in sessions and the proxies whose forwarding headers count.
+	SessionIdle     time.Duration
+	SessionLifetime time.Duration
+	TrustedProxies  []netip.Prefix
+
 	// The scheduler's maintenance of the event log and the sync positions.
 	MaintenanceInterval    time.Duration
 	EventRetention         time.Duration
@@ -46,6 +52,9 @@ type config struct {
 	maintenanceInterval    string // EDGECMS_MAINTENANCE_INTERVAL as given
 	eventRetention         string // EDGECMS_EVENT_RETENTION as given
 	syncTombstoneRetention string // EDGECMS_SYNC_TOMBSTONE_RETENTION as given
+	sessionIdle            string // EDGECMS_SESSION_IDLE as given
+	sessionLifetime        string // EDGECMS_SESSION_LIFETIME as given
+	trustedProxies         string // EDGECMS_TRUSTED_PROXIES as given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -79,6 +88,9 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_MAINTENANCE_INTERVAL", flag: "maintenance-interval", def: "1m", usage: "how often the scheduler trims the event log and stamps and prunes sync positions", str: &c.maintenanceInterval},
 		{env: "EDGECMS_EVENT_RETENTION", flag: "event-retention", def: "24h", usage: "how long events every consumer has read stay in the log", str: &c.eventRetention},
 		{env: "EDGECMS_SYNC_TOMBSTONE_RETENTION", flag: "sync-tombstone-retention", def: "90d", usage: "how long deleted copies stay in the sync streams", str: &c.syncTombstoneRetention},
+		{env: "EDGECMS_SESSION_IDLE", flag: "session-idle", def: "1h", usage: "a sign-in session ends after this long without a request", str: &c.sessionIdle},
+		{env: "EDGECMS_SESSION_LIFETIME", flag: "session-lifetime", def: "24h", usage: "a sign-in session ends this long after sign-in, however used", str: &c.sessionLifetime},
+		{env: "EDGECMS_TRUSTED_PROXIES", flag: "trusted-proxies", def: "127.0.0.0/8,::1/128", usage: "CIDRs of the proxies (edges, load balancers) whose X-Forwarded-For and X-Forwarded-Proto the origin believes", str: &c.trustedProxies},
 	}
 }
 
@@ -220,6 +232,18 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 	if c.SyncTombstoneRetention, err = span("EDGECMS_SYNC_TOMBSTONE_RETENTION", c.syncTombstoneRetention, time.Hour, 10*365*24*time.Hour, "1h and 3650d"); err != nil {
 		return c, err
 	}
+	if c.SessionIdle, err = span("EDGECMS_SESSION_IDLE", c.sessionIdle, time.Minute, 24*time.Hour, "1m and 24h"); err != nil {
+		return c, err
+	}
+	if c.SessionLifetime, err = span("EDGECMS_SESSION_LIFETIME", c.sessionLifetime, time.Hour, 90*24*time.Hour, "1h and 90d"); err != nil {
+		return c, err
+	}
+	if c.SessionLifetime < c.SessionIdle {
+		return c, fmt.Errorf("EDGECMS_SESSION_LIFETIME (%s) must not be shorter than EDGECMS_SESSION_IDLE (%s)", c.sessionLifetime, c.sessionIdle)
+	}
+	if c.TrustedProxies, err = parsePrefixes(c.trustedProxies); err != nil {
+		return c, fmt.Errorf("EDGECMS_TRUSTED_PROXIES: %w", err)
+	}
 	if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return c, fmt.Errorf("DATABASE_URL: want a postgres:// URL")
 	}
@@ -227,6 +251,28 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_TLS_CERT and EDGECMS_TLS_KEY go together")
 	}
 	return c, nil
+}
+
+// parsePrefixes reads a comma-separated list of CIDRs (a bare address is
+// its own /32 or /128).
+func parsePrefixes(list string) ([]netip.Prefix, error) {
+	out := []netip.Prefix{}
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			a, aerr := netip.ParseAddr(f)
+			if aerr != nil {
+				return nil, fmt.Errorf("want CIDRs like 10.0.0.0/8, got %q", f)
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // redactStore hides the query of a store spec that mentions a secret.
@@ -261,5 +307,7 @@ func (c config) LogValue() slog.Value {
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
 		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),
 		slog.Duration("syncTombstoneRetention", c.SyncTombstoneRetention),
+		slog.Duration("sessionIdle", c.SessionIdle), slog.Duration("sessionLifetime", c.SessionLifetime),
+		slog.String("trustedProxies", c.trustedProxies),
 	)
 }

@@ -35,6 +35,22 @@ func TestLoadConfig(t *testing.T) {
 				return ec.NoHitLoops && ec.CacheBytes == 1<<20 && ec.FeedPoll == 20*time.Millisecond && ec.OriginURL == "http://origin:8080"
 			}},
 		{args: []string{"--database-url", "mysql://x"}, wantErr: "DATABASE_URL"},
+
+		// Sessions and trusted proxies.
+		{args: nil, check: func(c config) bool {
+			return c.SessionIdle == time.Hour && c.SessionLifetime == 24*time.Hour && len(c.TrustedProxies) == 2 &&
+				c.TrustedProxies[0].String() == "127.0.0.0/8" && c.TrustedProxies[1].String() == "::1/128"
+		}},
+		{env: map[string]string{"EDGECMS_SESSION_IDLE": "20m", "EDGECMS_SESSION_LIFETIME": "7d", "EDGECMS_TRUSTED_PROXIES": "10.1.2.3, 10.9.0.0/16"},
+			check: func(c config) bool {
+				return c.SessionIdle == 20*time.Minute && c.SessionLifetime == 7*24*time.Hour &&
+					fmt.Sprint(c.TrustedProxies) == "[10.1.2.3/32 10.9.0.0/16]"
+			}},
+		{env: map[string]string{"EDGECMS_TRUSTED_PROXIES": ""}, check: func(c config) bool { return c.TrustedProxies != nil && len(c.TrustedProxies) == 0 }},
+		{args: []string{"--session-idle", "10s"}, wantErr: "EDGECMS_SESSION_IDLE"},
+		{args: []string{"--session-lifetime", "100d"}, wantErr: "EDGECMS_SESSION_LIFETIME"},
+		{args: []string{"--session-idle", "3h", "--session-lifetime", "2h"}, wantErr: "must not be shorter"},
+		{args: []string{"--trusted-proxies", "edge.internal"}, wantErr: "EDGECMS_TRUSTED_PROXIES"},
 		{args: []string{"--tls-cert", "a.pem"}, wantErr: "go together"},
 
 		// The CDN purge.

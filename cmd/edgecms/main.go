@@ -32,7 +32,11 @@ func init() {
 		{name: "republish", args: "--guid G", summary: "render every object of an instance into the object store again, with a progress bar", run: runRepublish, flags: republishFlags},
 		{name: "migrate", summary: "apply the database schema", run: runMigrate},
 		{name: "instance create", args: "--guid G --locales en-us,fr-ca", summary: "create an instance; print {guid, managementToken, fetchKey, previewKey}", run: runInstanceCreate, flags: instanceFlags},
-		{name: "demo", args: "--guid G", summary: "create (if missing) and fill an instance with a published sample site; print its keys", run: runDemo, flags: instanceFlags},
+		{name: "demo", args: "--guid G", summary: "create (if missing) and fill an instance with a published sample site; print its keys and a demo user's email and password", run: runDemo, flags: instanceFlags},
+		{name: "user create", args: "--email E [--operator]", summary: "create a user (password from EDGECMS_USER_PASSWORD, or asked on a terminal); print the user", run: runUserCreate, flags: userCreateFlags},
+		{name: "user grant", args: "--email E --guid G --role R", summary: "give a user a role (edit, publish, manage, full) on an instance", run: runUserGrant, flags: userGrantFlags},
+		{name: "user list", summary: "list the users with their instances and roles", run: runUserList},
+		{name: "user delete", args: "--email E", summary: "delete a user, with the user's roles and sessions", run: runUserDelete, flags: userEmailFlag},
 	}
 }
 

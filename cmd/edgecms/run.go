@@ -168,7 +168,8 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		return err
 	}
 	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store), Webhooks: wh,
-		WriteBack: pub.WriteBack, Assets: assets}, store, log.With("role", "origin"))
+		WriteBack: pub.WriteBack, Assets: assets, Users: userStore(db, cfg), TrustedProxies: cfg.TrustedProxies},
+		store, log.With("role", "origin"))
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	errc := make(chan error, 2)
@@ -183,6 +184,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		public = front
 	}
 	go func() { errc <- listen(public, cfg, log) }()
+	log.Info("the Studio", "url", studioURL(cfg))
 	select {
 	case err := <-errc:
 		return err
@@ -366,6 +368,8 @@ type credentials struct {
 	ManagementToken string `json:"managementToken"`
 	FetchKey        string `json:"fetchKey"`
 	PreviewKey      string `json:"previewKey"`
+	// User is the demo's user, who signs in to the Studio (demo only).
+	User *demoUser `json:"user,omitempty"`
 }
 
 func parseLocales(s string) ([]content.Locale, error) {
@@ -478,6 +482,9 @@ func runDemo(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 	}
 	if err := demo.Fill(ctx, store, inst); err != nil {
 		return fmt.Errorf("fill demo content: %w", err)
+	}
+	if creds.User, err = makeDemoUser(ctx, userStore(db, cfg), inst); err != nil {
+		return fmt.Errorf("demo user: %w", err)
 	}
 	return printJSON(creds)
 }

@@ -1,0 +1,25 @@
+package origin
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// ActorOf authenticates a GET on instance guid with the headers hdr as the
+// management routes do, and returns the request's Actor.
+func ActorOf(s *Server, guid string, hdr http.Header) string {
+	app := fiber.New(fiber.Config{ErrorHandler: s.handleError})
+	app.Get("/:guid", s.authenticate, func(c *fiber.Ctx) error { return c.SendString(Actor(c)) })
+	req := httptest.NewRequest(http.MethodGet, "/"+guid, nil)
+	req.Header = hdr
+	res, err := app.Test(req, -1)
+	if err != nil {
+		return err.Error()
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return string(b)
+}

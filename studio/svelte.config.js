@@ -1,0 +1,2 @@
+// Svelte's compiler options for the Studio: the defaults (runes).
+export default {};
