@@ -259,6 +259,20 @@ const (
 		ORDER BY b.n, ic.item_order, ic.content_id`
 )
 
+// itemsByIDSQL reads the visible copies among the ids $3, in full, with
+// their links.
+const itemsByIDSQL = `SELECT ` + itemVersionCols + `%[2]s, %[3]s
+	FROM (SELECT DISTINCT unnest((SELECT $3::bigint[])) AS id) AS t
+	CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.content_id = t.id AND ic.locale = $2%[1]s LIMIT 1) AS ic` +
+	modelAndContainer + `
+	WHERE ic.instance_id = $1
+	ORDER BY ic.content_id`
+
+var (
+	fetchItemsByIDSQL   = fmt.Sprintf(itemsByIDSQL, itemFetchSeen, itemFetchCols, fmt.Sprintf(itemLinks, "ic.published_fields"))
+	previewItemsByIDSQL = fmt.Sprintf(itemsByIDSQL, itemPreviewSeen, itemPreviewCols, fmt.Sprintf(itemLinks, "ic.fields"))
+)
+
 var (
 	fetchContainerVersionsSQL   = fmt.Sprintf(containerVersionsSQL, itemFetchSeen, itemFetchCols)
 	previewContainerVersionsSQL = fmt.Sprintf(containerVersionsSQL, itemPreviewSeen, itemPreviewCols)
@@ -392,6 +406,50 @@ func (r *Reader) ItemGraph(ctx context.Context, inst Instance, locale string, fl
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load item graph: %w", err)
+	}
+	return out, nil
+}
+
+// LinkedItem is an item version with the contentIDs its values link to:
+// its item links and selections, which ItemGraph follows.
+type LinkedItem struct {
+	Version ItemVersion
+	Links   []int64
+}
+
+// ItemsByID loads the copies in locale, visible in flavour fl, of the items
+// ids, in full and with their links, ordered by contentID; the others are
+// left out. It is one query, by key, however many ids: a caller that
+// renders many items walks their links a level at a time with it (see
+// render.Renderer.RenderMany).
+func (r *Reader) ItemsByID(ctx context.Context, inst Instance, locale string, fl Flavour, ids []int64) ([]LinkedItem, error) {
+	q, err := fl.pick(fetchItemsByIDSQL, previewItemsByIDSQL)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	rows, err := r.query(ctx, q, inst.ID, locale, pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("load items: %w", err)
+	}
+	defer rows.Close()
+	var out []LinkedItem
+	for rows.Next() {
+		var it LinkedItem
+		var fields []byte
+		var links pq.Int64Array
+		v := &it.Version
+		if err := rows.Scan(&v.ContentID, &v.ModelID, &v.Model, &v.ModelFields, &v.ReferenceName, &v.ItemOrder,
+			&v.State, &v.VersionID, &v.Modified, &fields, &links); err != nil {
+			return nil, fmt.Errorf("load items: %w", err)
+		}
+		if v.Fields, err = SplitObject(fields); err != nil {
+			return nil, fmt.Errorf("load items: item %d: %w", v.ContentID, err)
+		}
+		it.Links = links
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load items: %w", err)
 	}
 	return out, nil
 }
