@@ -222,7 +222,7 @@ const (
 			coalesce(c.reference_name, ` + copyReferenceName + `), ic.item_order, %[3]s,
 			CASE WHEN d.depth < $4 THEN %[1]s END
 		FROM (SELECT DISTINCT ON (content_id) content_id, depth, tid FROM walk ORDER BY content_id, depth) AS d
-		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.ctid = d.tid) AS ic` + modelAndContainer + `
+		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.ctid = d.tid LIMIT 1) AS ic` + modelAndContainer + `
 		ORDER BY d.depth, ic.content_id`
 
 	// containerIDsSQL lists the visible items of containers, in container
