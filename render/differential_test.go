@@ -89,6 +89,14 @@ func (f *fixture) seed(rng *rand.Rand) {
 	f.check("CreatePageModel", err)
 
 	pick := func(prefix string, n int) string { return fmt.Sprintf("%s%d", prefix, rng.IntN(n)) }
+	// sample is a selection of k distinct items among prefix0..prefix<n-1>.
+	sample := func(prefix string, n, k int) map[string]any {
+		var ids []int64
+		for _, j := range rng.Perm(n)[:k] {
+			ids = append(ids, f.item[fmt.Sprintf("%s%d", prefix, j)])
+		}
+		return map[string]any{"contentIDs": ids}
+	}
 	// copies gives each item or page a copy in en-us and in a random
 	// subset of the other locales.
 	copies := func() []string {
@@ -133,11 +141,7 @@ func (f *fixture) seed(rng *rand.Rand) {
 				kv = append(kv, "author", map[string]any{"contentID": f.item[pick("author", seedAuthors)]})
 			}
 			if n := rng.IntN(4); n > 0 {
-				var ids []int64
-				for _, j := range rng.Perm(seedTags)[:n] {
-					ids = append(ids, f.item[fmt.Sprintf("tag%d", j)])
-				}
-				kv = append(kv, "tags", map[string]any{"contentIDs": ids})
+				kv = append(kv, "tags", sample("tag", seedTags, n))
 			}
 			if rng.IntN(3) == 0 {
 				kv = append(kv, "allTags", map[string]any{})
@@ -156,11 +160,7 @@ func (f *fixture) seed(rng *rand.Rand) {
 				kv = append(kv, "next", map[string]any{"contentID": f.item[pick("article", seedArticles)]})
 			}
 			if n := rng.IntN(3); n > 0 {
-				var ids []int64
-				for _, j := range rng.Perm(seedArticles)[:n] {
-					ids = append(ids, f.item[fmt.Sprintf("article%d", j)])
-				}
-				kv = append(kv, "related", map[string]any{"contentIDs": ids})
+				kv = append(kv, "related", sample("article", seedArticles, n))
 			}
 			if kv != nil {
 				f.save(name, l, kv...)
