@@ -12,7 +12,6 @@ import (
 	"github.com/lib/pq"
 )
 
-
 // maxRowsRead bounds the rows of items and item_copies (index entries and
 // table rows, returned or filtered out) a plan may read for one item, one
 // item's links or one window of 10 after 20.
