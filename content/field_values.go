@@ -207,8 +207,15 @@ type queryError struct{ err error }
 
 func (e queryError) Error() string { return e.err.Error() }
 
-const linkedInContainerSQL = `SELECT i.content_id FROM items i JOIN containers c ON c.id = i.container_id
-	WHERE i.instance_id = $1 AND lower(c.reference_name) = lower($2) AND i.content_id = ANY($3)`
+// linkedInContainerSQL returns which of the ids $3 are items of the
+// container named $2, looking each up by key (see the item reads in
+// render_read.go), never the container's items.
+const linkedInContainerSQL = `SELECT i.content_id FROM (SELECT DISTINCT unnest((SELECT $3::bigint[])) AS id) AS t
+	CROSS JOIN LATERAL (SELECT i.content_id, i.instance_id, i.container_id FROM items i
+		WHERE i.content_id = t.id LIMIT 1) AS i
+	CROSS JOIN LATERAL (SELECT 1 FROM containers c
+		WHERE c.id = i.container_id AND lower(c.reference_name) = lower($2) LIMIT 1) AS c
+	WHERE i.instance_id = $1`
 
 // checkLinked checks that every id is an item of the field's container.
 func checkLinked(ctx context.Context, q sqlx.QueryerContext, inst Instance, f Field, ids []int64) error {

@@ -562,3 +562,90 @@ func TestDeletedItemStaysDeleted(t *testing.T) {
 		t.Errorf("fr-ca copy of an item deleted in en-us: state %v, want staging", st.State)
 	}
 }
+
+// TestContainerCountsFollowWrites checks that what schema 009 keeps beside
+// the item copies follows every write: container_counts (a list's
+// totalCount per flavour) equals counting the copies, and each copy's
+// container, order and model are its item's. Writes: creates in two
+// containers and both locales, a connected copy, shared fields, publish,
+// save after publish, unpublish, delete of published and unpublished
+// copies, approval, a reorder, a component (no container), and rows written
+// by SQL in bulk (a seeder, a test).
+func TestContainerCountsFollowWrites(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.articles()
+	f.model("Note", "content", Field{Name: "text", Type: TypeText})
+	f.container("notes", "Note")
+	f.pages()
+	check := func(when string) {
+		t.Helper()
+		var diff []string
+		err := f.db.SelectContext(f.ctx, &diff, `
+			WITH want AS (SELECT container_id, locale, count(*) FILTER (WHERE published_version_id IS NOT NULL) AS f,
+					count(*) FILTER (WHERE state <> 3) AS p
+				FROM item_copies WHERE container_id IS NOT NULL GROUP BY container_id, locale)
+			SELECT coalesce(w.container_id, cc.container_id) || '/' || coalesce(w.locale, cc.locale) || ': counted ' ||
+				coalesce(w.f, 0) || '/' || coalesce(w.p, 0) || ', kept ' || coalesce(cc.fetch_count, 0) || '/' || coalesce(cc.preview_count, 0)
+			FROM want w FULL JOIN container_counts cc USING (container_id, locale)
+			WHERE coalesce(w.f, 0) <> coalesce(cc.fetch_count, 0) OR coalesce(w.p, 0) <> coalesce(cc.preview_count, 0)
+			UNION ALL
+			SELECT 'copy ' || ic.content_id || '/' || ic.locale || ' is not placed as its item'
+			FROM item_copies ic JOIN items i USING (content_id)
+			WHERE ic.container_id IS DISTINCT FROM i.container_id OR ic.item_order <> i.item_order OR ic.model_id <> i.model_id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(diff) > 0 {
+			t.Errorf("%s: %s", when, strings.Join(diff, "; "))
+		}
+	}
+	var ids []int64
+	for i := range 6 {
+		ids = append(ids, f.createItem("en-us", "Articles", map[string]any{"title": fmt.Sprint("a", i), "price": i}).ContentID)
+	}
+	note := f.createItem("fr-ca", "notes", map[string]any{"text": "n"}).ContentID
+	check("after creates")
+	f.saveItem("fr-ca", ids[0], map[string]any{"title": "b0", "price": 9}) // a connected copy; price is shared
+	f.saveItem("fr-ca", ids[1], map[string]any{"title": "b1"})
+	for _, id := range ids[:4] {
+		f.itemAction("en-us", id, ActionPublish)
+	}
+	f.itemAction("fr-ca", ids[0], ActionPublish)
+	f.itemAction("fr-ca", note, ActionPublish)
+	check("after publishes")
+	f.saveItem("en-us", ids[0], map[string]any{"price": 3}) // staging again, still published; fr-ca too
+	f.itemAction("en-us", ids[1], ActionUnpublish)
+	f.itemAction("en-us", ids[2], ActionDelete)
+	f.itemAction("en-us", ids[4], ActionDelete)
+	f.itemAction("en-us", ids[5], ActionRequestApproval)
+	f.itemAction("en-us", ids[5], ActionApprove)
+	check("after unpublish, deletes and approval")
+	if err := f.s.ReorderContainer(f.ctx, f.inst, "Articles", []int64{ids[5], ids[3]}); err != nil {
+		t.Fatal(err)
+	}
+	check("after a reorder")
+	page := f.createPage("en-us", "Home", 0)
+	f.addComponent("en-us", page.PageID, "MainContentZone", "Hi")
+	check("after a component")
+	if _, err := f.db.ExecContext(f.ctx, `
+		WITH c AS (SELECT id, model_id FROM containers WHERE reference_name = 'notes'),
+		ins AS (INSERT INTO items (instance_id, model_id, container_id, item_order)
+			SELECT $1, c.model_id, c.id, 100 + g FROM c, generate_series(1, 50) g RETURNING content_id)
+		INSERT INTO item_copies (content_id, instance_id, locale, state, version_id, fields, modified, published_version_id, published_fields, published_modified)
+		SELECT content_id, $1, l, CASE WHEN content_id % 3 = 0 THEN 3 ELSE 2 END, 1, '{}', now(),
+			CASE WHEN content_id % 2 = 0 THEN 1 END, CASE WHEN content_id % 2 = 0 THEN '{}'::jsonb END, CASE WHEN content_id % 2 = 0 THEN now() END
+		FROM ins, unnest(ARRAY['en-us', 'fr-ca']) l`, f.inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	check("after a bulk insert")
+	if _, err := f.db.ExecContext(f.ctx, `UPDATE item_copies SET state = 3, published_version_id = NULL, published_fields = NULL,
+		published_modified = NULL WHERE content_id % 5 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	check("after a bulk update")
+	if _, err := f.db.ExecContext(f.ctx, `DELETE FROM item_copies WHERE content_id % 7 = 0`); err != nil {
+		t.Fatal(err)
+	}
+	check("after a bulk delete")
+}

@@ -234,15 +234,20 @@ type Container struct {
 }
 
 const (
-	containerColumns = `c.id, c.reference_name, c.model_id, m.name AS model, c.created_at,
-		(SELECT count(*) FROM items i WHERE i.container_id = c.id) AS item_count`
+	containerColumns = `c.id, c.reference_name, c.model_id, m.name AS model, c.created_at`
+	// itemCountColumn counts a container's items, which only the
+	// management API's reads show: writes look containers up by key and
+	// never count them.
+	itemCountColumn     = `, (SELECT count(*) FROM items i WHERE i.container_id = c.id) AS item_count`
 	insertContainerSQL  = `INSERT INTO containers (instance_id, reference_name, model_id) VALUES ($1, $2, $3) RETURNING id`
-	selectContainersSQL = `SELECT ` + containerColumns + ` FROM containers c JOIN models m ON m.id = c.model_id
+	selectContainersSQL = `SELECT ` + containerColumns + itemCountColumn + ` FROM containers c JOIN models m ON m.id = c.model_id
 		WHERE c.instance_id = $1 ORDER BY c.id`
-	selectContainerSQL = `SELECT ` + containerColumns + ` FROM containers c JOIN models m ON m.id = c.model_id
+	containerByNameWhere = ` FROM containers c JOIN models m ON m.id = c.model_id
 		WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($2)`
-	containerUsedSQL   = `SELECT EXISTS (SELECT 1 FROM items WHERE container_id = $1) OR EXISTS (SELECT 1 FROM pages WHERE dynamic_container_id = $1)`
-	deleteContainerSQL = `DELETE FROM containers WHERE id = $1`
+	selectContainerSQL     = `SELECT ` + containerColumns + itemCountColumn + containerByNameWhere
+	selectContainerHeadSQL = `SELECT ` + containerColumns + containerByNameWhere
+	containerUsedSQL       = `SELECT EXISTS (SELECT 1 FROM items WHERE container_id = $1) OR EXISTS (SELECT 1 FROM pages WHERE dynamic_container_id = $1)`
+	deleteContainerSQL     = `DELETE FROM containers WHERE id = $1`
 )
 
 // CreateContainer creates a container of items of a content model.
@@ -291,12 +296,19 @@ func (s *Store) Containers(ctx context.Context, inst Instance) ([]Container, err
 
 // Container returns the container with the reference name (case-insensitively).
 func (s *Store) Container(ctx context.Context, inst Instance, referenceName string) (Container, error) {
-	return containerByName(ctx, s.db, inst, referenceName)
+	var c Container
+	if err := s.db.GetContext(ctx, &c, selectContainerSQL, inst.ID, referenceName); err != nil {
+		return Container{}, notFound(err, "container %q not found", referenceName)
+	}
+	return c, nil
 }
 
+// containerByName returns the container with the reference name
+// (case-insensitively) without its ItemCount, for writes: it reads the
+// container's row by key, whatever the number of its items.
 func containerByName(ctx context.Context, q sqlx.QueryerContext, inst Instance, name string) (Container, error) {
 	var c Container
-	if err := sqlx.GetContext(ctx, q, &c, selectContainerSQL, inst.ID, name); err != nil {
+	if err := sqlx.GetContext(ctx, q, &c, selectContainerHeadSQL, inst.ID, name); err != nil {
 		return Container{}, notFound(err, "container %q not found", name)
 	}
 	return c, nil

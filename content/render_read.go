@@ -136,99 +136,158 @@ type ItemNode struct {
 	Version ItemVersion
 }
 
-// The columns of an item version in each flavour, and the condition that
-// makes a copy visible in it.
+// How the item reads stay index-driven. Every read of one item copy is a
+// LATERAL subquery with LIMIT 1 on the primary key (content_id, locale), so
+// that Postgres can only run it as a nested loop of index lookups, one per
+// item returned: never a hash join over the items of a locale or instance,
+// whatever the table statistics say (they may be missing, or old). The
+// instance is checked outside the subquery, on the row found: inside, it
+// would let the planner read the copy through item_copies_locale (every
+// copy of the locale) when it has no statistics to tell them apart. Sets of
+// ids are read with unnest((SELECT $3::bigint[])): the sub-select hides the
+// array from the planner in custom plans as in generic ones, so it
+// estimates 10 rows either way; a prepared statement then settles on its
+// generic plan (see Reader), and the estimates, and the hash tables sized
+// from them, stay small. Container windows and counts read item_copies'
+// container order indexes and container_counts
+// (schema/009_index_driven_reads.sql).
 const (
-	itemVersionHead = `SELECT i.content_id, i.model_id, m.name, m.fields, coalesce(c.reference_name, ` + componentReferenceName + `), i.item_order, `
+	// itemVersionCols are the columns of an item version, from ic (the
+	// copy), m (its model) and c (its container, if any), before the
+	// flavour's own columns.
+	itemVersionCols = `ic.content_id, ic.model_id, m.name, m.fields, coalesce(c.reference_name, ` + copyReferenceName + `), ic.item_order, `
 	itemFetchCols   = `2, ic.published_version_id, ic.published_modified, ic.published_fields`
 	itemPreviewCols = `ic.state, ic.version_id, ic.modified, ic.fields`
 	itemFetchSeen   = ` AND ic.published_version_id IS NOT NULL`
 	itemPreviewSeen = ` AND ic.state <> 3`
-	itemVersionFrom = ` FROM items i JOIN item_copies ic ON ic.content_id = i.content_id AND ic.locale = $2
-		JOIN models m ON m.id = i.model_id LEFT JOIN containers c ON c.id = i.container_id`
+	// copyReferenceName is componentReferenceName for a copy joined to its
+	// model without its item.
+	copyReferenceName = `lower(m.name) || '_' || ic.content_id`
 
-	containerVersionsWhere      = ` WHERE i.instance_id = $1 AND lower(c.reference_name) = ANY($3)`
-	containerVersionsOrder      = ` ORDER BY c.id, i.item_order, i.content_id`
-	fetchContainerVersionsSQL   = itemVersionHead + itemFetchCols + itemVersionFrom + containerVersionsWhere + itemFetchSeen + containerVersionsOrder
-	previewContainerVersionsSQL = itemVersionHead + itemPreviewCols + itemVersionFrom + containerVersionsWhere + itemPreviewSeen + containerVersionsOrder
+	// modelAndContainer joins the model and container of copy ic.
+	modelAndContainer = `
+		CROSS JOIN LATERAL (SELECT m.name, m.fields FROM models m WHERE m.id = ic.model_id LIMIT 1) AS m
+		LEFT JOIN LATERAL (SELECT c.reference_name FROM containers c WHERE c.id = ic.container_id LIMIT 1) AS c ON true`
 
-	// itemGraphSQL walks item links and selections from the roots $3 (a
-	// JSON array) for $4 levels. Items past the last level come back as
-	// heads, without fields. Links to whole containers are not followed:
-	// they can reach any number of items, which the caller loads in steps.
+	// containerItems reads the visible copies in locale $2 of the items of
+	// container c (%[1]s is the flavour's condition) in container order,
+	// by the flavour's container order index: one container at a time, so
+	// that the cost is the container's size, not its share of the locale
+	// that the statistics give the average container.
+	containerItems = `
+		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.container_id = c.id AND ic.locale = $2%[1]s
+			ORDER BY ic.item_order, ic.content_id OFFSET 0) AS ic`
+	containerOrder = ` ORDER BY c.id, ic.item_order, ic.content_id`
+
+	containerVersionsSQL = `SELECT ` + itemVersionCols + `%[2]s FROM containers c` + containerItems + `
+		JOIN models m ON m.id = ic.model_id
+		WHERE c.instance_id = $1 AND lower(c.reference_name) = ANY($3)` + containerOrder
+
+	// itemLinks is the array of the contentIDs an item copy's values (%[1]s)
+	// link to: item links and selections, in field order. It is the
+	// expression of the GIN indexes item_copies_links and
+	// item_copies_published_links, and the item graph follows exactly
+	// these.
+	itemLinks = `translate((jsonb_path_query_array(%[1]s, '$.*.contentID')
+		|| jsonb_path_query_array(%[1]s, '$.*.contentIDs[*]'))::text, '[]', '{}')::bigint[]`
+
+	// itemGraphSQL walks item links and selections from the roots $3 for
+	// $4 levels. Items past the last level come back
+	// as heads, without fields. Links to whole containers are not
+	// followed: they can reach any number of items, which the caller loads
+	// in steps.
 	//
-	// The query is written so that Postgres plans it well once for all
-	// runs. Its generic plan costs what its custom plans do, so a prepared
-	// statement settles on the generic plan after five runs instead of
-	// planning every run (planning costs several times more than running
-	// it): the roots come as JSON, whose length the planner never looks at
-	// (it does look into a constant array). And each item's links are
-	// gathered into one array rather than read by set-returning functions,
-	// whose default estimate (1000 rows each) would make the recursion look
-	// so expensive that Postgres would JIT-compile the query at every run.
-	itemGraphSQL = `WITH RECURSIVE walk(content_id, depth) AS (
-			SELECT r::bigint, 0 FROM jsonb_array_elements_text($3::jsonb) AS r
+	// The walk looks up each copy it reaches once, by key, and carries its
+	// row's address (ctid, read again by a TID scan under the statement's
+	// one snapshot) and, while the walk goes on past it, its links; UNION
+	// keeps one row per item and depth, so the walk is bounded by items x
+	// depth even through cycles. Each item comes back once, at its
+	// smallest depth. %[1]s is the flavour's values, %[2]s its visibility
+	// condition, %[3]s its version columns, %[4]s the links of %[1]s.
+	itemGraphSQL = `WITH RECURSIVE walk(content_id, depth, tid, links) AS (
+			SELECT ic.content_id, 0, ic.ctid, ic.links
+			FROM unnest((SELECT $3::bigint[])) AS t(id)
+			CROSS JOIN LATERAL (SELECT ic.content_id, ic.instance_id, ic.ctid, %[4]s AS links
+				FROM item_copies ic WHERE ic.content_id = t.id AND ic.locale = $2%[2]s LIMIT 1) AS ic
+			WHERE ic.instance_id = $1
 		UNION
-			SELECT t.id, w.depth + 1
+			SELECT ic.content_id, w.depth + 1, ic.ctid, ic.links
 			FROM walk w
-			JOIN item_copies ic ON ic.content_id = w.content_id AND ic.locale = $2%[2]s
-			CROSS JOIN LATERAL unnest(translate((jsonb_path_query_array(%[1]s, '$.*.contentID')
-				|| jsonb_path_query_array(%[1]s, '$.*.contentIDs[*]'))::text, '[]', '{}')::bigint[]) AS t(id)
-			WHERE w.depth < $4
+			CROSS JOIN LATERAL unnest(w.links) AS t(id)
+			CROSS JOIN LATERAL (SELECT ic.content_id, ic.instance_id, ic.ctid, CASE WHEN w.depth + 1 < $4 THEN %[4]s END AS links
+				FROM item_copies ic WHERE ic.content_id = t.id AND ic.locale = $2%[2]s LIMIT 1) AS ic
+			WHERE w.depth < $4 AND ic.instance_id = $1
 		)
-		SELECT d.depth, i.content_id, i.model_id, m.name,
-			CASE WHEN d.depth < $4 THEN m.fields END,
-			coalesce(c.reference_name, ` + componentReferenceName + `), i.item_order, %[3]s,
+		SELECT d.depth, ic.content_id, ic.model_id, m.name, CASE WHEN d.depth < $4 THEN m.fields END,
+			coalesce(c.reference_name, ` + copyReferenceName + `), ic.item_order, %[3]s,
 			CASE WHEN d.depth < $4 THEN %[1]s END
-		FROM (SELECT content_id, min(depth) AS depth FROM walk GROUP BY content_id) AS d
-		JOIN items i ON i.content_id = d.content_id AND i.instance_id = $1
-		JOIN item_copies ic ON ic.content_id = i.content_id AND ic.locale = $2%[2]s
-		JOIN models m ON m.id = i.model_id LEFT JOIN containers c ON c.id = i.container_id
-		ORDER BY d.depth, i.content_id`
+		FROM (SELECT DISTINCT ON (content_id) content_id, depth, tid FROM walk ORDER BY content_id, depth) AS d
+		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.ctid = d.tid LIMIT 1) AS ic` + modelAndContainer + `
+		ORDER BY d.depth, ic.content_id`
 
 	// containerIDsSQL lists the visible items of containers, in container
 	// order within each.
-	containerIDsSQL = `SELECT lower(c.reference_name), i.content_id FROM containers c
-		JOIN items i ON i.container_id = c.id
-		JOIN item_copies ic ON ic.content_id = i.content_id AND ic.locale = $2
-		WHERE c.instance_id = $1 AND lower(c.reference_name) = ANY($3)`
-	containerIDsOrder      = ` ORDER BY c.id, i.item_order, i.content_id`
-	fetchContainerIDsSQL   = containerIDsSQL + itemFetchSeen + containerIDsOrder
-	previewContainerIDsSQL = containerIDsSQL + itemPreviewSeen + containerIDsOrder
+	containerIDsSQL = `SELECT lower(c.reference_name), ic.content_id FROM containers c` + containerItems + `
+		WHERE c.instance_id = $1 AND lower(c.reference_name) = ANY($3)` + containerOrder
 
-	itemHeadsSQL = `SELECT i.content_id, m.name FROM items i
-		JOIN item_copies ic ON ic.content_id = i.content_id AND ic.locale = $2
-		JOIN models m ON m.id = i.model_id
-		WHERE i.instance_id = $1 AND i.content_id = ANY($3)`
-	fetchItemHeadsSQL   = itemHeadsSQL + itemFetchSeen + ` ORDER BY i.content_id`
-	previewItemHeadsSQL = itemHeadsSQL + itemPreviewSeen + ` ORDER BY i.content_id`
+	// itemHeadsSQL reads the visible copies among the ids $3, with their
+	// model names.
+	itemHeadsSQL = `SELECT ic.content_id, m.name FROM (SELECT DISTINCT unnest((SELECT $3::bigint[])) AS id) AS t
+		CROSS JOIN LATERAL (SELECT ic.content_id, ic.instance_id, ic.model_id FROM item_copies ic
+			WHERE ic.content_id = t.id AND ic.locale = $2%s LIMIT 1) AS ic
+		CROSS JOIN LATERAL (SELECT m.name FROM models m WHERE m.id = ic.model_id LIMIT 1) AS m
+		WHERE ic.instance_id = $1
+		ORDER BY ic.content_id`
 
-	// containerContentsSQL counts a container's visible items and lists
-	// a window of them. LIMIT and OFFSET are sub-selects so that the
-	// planner estimates them the same in custom and generic plans, which
-	// lets the prepared statement keep its generic plan.
+	// containerContentsSQL reads a container, how many of its items are
+	// visible (container_counts) and a window of them (the container
+	// order index). LIMIT and OFFSET are sub-selects so that the planner
+	// estimates them the same in custom and generic plans, which lets the
+	// prepared statement keep its generic plan.
 	containerContentsSQL = `SELECT c.reference_name, m.name, m.fields,
-			(SELECT count(*) FROM items i JOIN item_copies ic ON ic.content_id = i.content_id AND ic.locale = $2
-				WHERE i.container_id = c.id%[1]s),
-			ARRAY(SELECT i.content_id FROM items i JOIN item_copies ic ON ic.content_id = i.content_id AND ic.locale = $2
-				WHERE i.container_id = c.id%[1]s
-				ORDER BY i.item_order, i.content_id LIMIT (SELECT $4::int) OFFSET (SELECT $5::int))
+			coalesce((SELECT cc.%[1]s FROM container_counts cc WHERE cc.container_id = c.id AND cc.locale = $2), 0),
+			ARRAY(SELECT ic.content_id FROM item_copies ic WHERE ic.container_id = c.id AND ic.locale = $2%[2]s
+				ORDER BY ic.item_order, ic.content_id LIMIT (SELECT $4::int) OFFSET (SELECT $5::int))
 		FROM containers c JOIN models m ON m.id = c.model_id
 		WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($3)`
 
-	dynamicItemsSQL = `SELECT b.n, i.content_id, coalesce(%s ->> b.field, '')
-		FROM unnest($3::bigint[], $4::text[]) WITH ORDINALITY AS b(container_id, field, n)
-		JOIN items i ON i.container_id = b.container_id AND i.instance_id = $1
-		JOIN item_copies ic ON ic.content_id = i.content_id AND ic.locale = $2
-		WHERE true%s
-		ORDER BY b.n, i.item_order, i.content_id`
+	dynamicItemsSQL = `SELECT b.n, ic.content_id, coalesce(%[2]s ->> b.field, '')
+		FROM unnest((SELECT $3::bigint[]), (SELECT $4::text[])) WITH ORDINALITY AS b(container_id, field, n)
+		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.container_id = b.container_id AND ic.locale = $2%[1]s
+			ORDER BY ic.item_order, ic.content_id OFFSET 0) AS ic
+		WHERE ic.instance_id = $1
+		ORDER BY b.n, ic.item_order, ic.content_id`
+)
+
+// itemsByIDSQL reads the visible copies among the ids $3, in full, with
+// their links.
+const itemsByIDSQL = `SELECT ` + itemVersionCols + `%[2]s, %[3]s
+	FROM (SELECT DISTINCT unnest((SELECT $3::bigint[])) AS id) AS t
+	CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.content_id = t.id AND ic.locale = $2%[1]s LIMIT 1) AS ic` +
+	modelAndContainer + `
+	WHERE ic.instance_id = $1
+	ORDER BY ic.content_id`
+
+var (
+	fetchItemsByIDSQL   = fmt.Sprintf(itemsByIDSQL, itemFetchSeen, itemFetchCols, fmt.Sprintf(itemLinks, "ic.published_fields"))
+	previewItemsByIDSQL = fmt.Sprintf(itemsByIDSQL, itemPreviewSeen, itemPreviewCols, fmt.Sprintf(itemLinks, "ic.fields"))
 )
 
 var (
-	fetchContainerContentsSQL   = fmt.Sprintf(containerContentsSQL, itemFetchSeen)
-	previewContainerContentsSQL = fmt.Sprintf(containerContentsSQL, itemPreviewSeen)
-	fetchDynamicItemsSQL        = fmt.Sprintf(dynamicItemsSQL, "ic.published_fields", itemFetchSeen)
-	previewDynamicItemsSQL      = fmt.Sprintf(dynamicItemsSQL, "ic.fields", itemPreviewSeen)
+	fetchContainerVersionsSQL   = fmt.Sprintf(containerVersionsSQL, itemFetchSeen, itemFetchCols)
+	previewContainerVersionsSQL = fmt.Sprintf(containerVersionsSQL, itemPreviewSeen, itemPreviewCols)
+	fetchContainerIDsSQL        = fmt.Sprintf(containerIDsSQL, itemFetchSeen)
+	previewContainerIDsSQL      = fmt.Sprintf(containerIDsSQL, itemPreviewSeen)
+	fetchItemHeadsSQL           = fmt.Sprintf(itemHeadsSQL, itemFetchSeen)
+	previewItemHeadsSQL         = fmt.Sprintf(itemHeadsSQL, itemPreviewSeen)
+	fetchContainerContentsSQL   = fmt.Sprintf(containerContentsSQL, "fetch_count", itemFetchSeen)
+	previewContainerContentsSQL = fmt.Sprintf(containerContentsSQL, "preview_count", itemPreviewSeen)
+	fetchDynamicItemsSQL        = fmt.Sprintf(dynamicItemsSQL, itemFetchSeen, "ic.published_fields")
+	previewDynamicItemsSQL      = fmt.Sprintf(dynamicItemsSQL, itemPreviewSeen, "ic.fields")
+	fetchItemGraphSQL           = fmt.Sprintf(itemGraphSQL, "ic.published_fields", itemFetchSeen,
+		"2, ic.published_version_id, ic.published_modified", fmt.Sprintf(itemLinks, "ic.published_fields"))
+	previewItemGraphSQL = fmt.Sprintf(itemGraphSQL, "ic.fields", itemPreviewSeen,
+		"ic.state, ic.version_id, ic.modified", fmt.Sprintf(itemLinks, "ic.fields"))
 )
 
 // The columns of a page version in each flavour.
@@ -250,11 +309,6 @@ const (
 	channelPagesOrder      = ` ORDER BY p.sort_order, p.page_id`
 	fetchChannelPagesSQL   = pageVersionHead + pageFetchCols + pageVersionFrom + channelPagesWhere + pageFetchSeen + channelPagesOrder
 	previewChannelPagesSQL = pageVersionHead + pagePreviewCols + pageVersionFrom + channelPagesWhere + pagePreviewSeen + channelPagesOrder
-)
-
-var (
-	fetchItemGraphSQL   = fmt.Sprintf(itemGraphSQL, "ic.published_fields", itemFetchSeen, "2, ic.published_version_id, ic.published_modified")
-	previewItemGraphSQL = fmt.Sprintf(itemGraphSQL, "ic.fields", itemPreviewSeen, "ic.state, ic.version_id, ic.modified")
 )
 
 // Reader runs the reads of the Fetch API renderer. It prepares each query
@@ -324,8 +378,7 @@ func (r *Reader) ItemGraph(ctx context.Context, inst Instance, locale string, fl
 	if err != nil || len(roots) == 0 {
 		return nil, err
 	}
-	rootsJSON, _ := json.Marshal(roots)
-	rows, err := r.query(ctx, q, inst.ID, locale, string(rootsJSON), levels+1)
+	rows, err := r.query(ctx, q, inst.ID, locale, pq.Array(roots), levels+1)
 	if err != nil {
 		return nil, fmt.Errorf("load item graph: %w", err)
 	}
@@ -353,6 +406,50 @@ func (r *Reader) ItemGraph(ctx context.Context, inst Instance, locale string, fl
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load item graph: %w", err)
+	}
+	return out, nil
+}
+
+// LinkedItem is an item version with the contentIDs its values link to:
+// its item links and selections, which ItemGraph follows.
+type LinkedItem struct {
+	Version ItemVersion
+	Links   []int64
+}
+
+// ItemsByID loads the copies in locale, visible in flavour fl, of the items
+// ids, in full and with their links, ordered by contentID; the others are
+// left out. It is one query, by key, however many ids: a caller that
+// renders many items walks their links a level at a time with it (see
+// render.Renderer.RenderMany).
+func (r *Reader) ItemsByID(ctx context.Context, inst Instance, locale string, fl Flavour, ids []int64) ([]LinkedItem, error) {
+	q, err := fl.pick(fetchItemsByIDSQL, previewItemsByIDSQL)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	rows, err := r.query(ctx, q, inst.ID, locale, pq.Array(ids))
+	if err != nil {
+		return nil, fmt.Errorf("load items: %w", err)
+	}
+	defer rows.Close()
+	var out []LinkedItem
+	for rows.Next() {
+		var it LinkedItem
+		var fields []byte
+		var links pq.Int64Array
+		v := &it.Version
+		if err := rows.Scan(&v.ContentID, &v.ModelID, &v.Model, &v.ModelFields, &v.ReferenceName, &v.ItemOrder,
+			&v.State, &v.VersionID, &v.Modified, &fields, &links); err != nil {
+			return nil, fmt.Errorf("load items: %w", err)
+		}
+		if v.Fields, err = SplitObject(fields); err != nil {
+			return nil, fmt.Errorf("load items: item %d: %w", v.ContentID, err)
+		}
+		it.Links = links
+		out = append(out, it)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load items: %w", err)
 	}
 	return out, nil
 }

@@ -291,11 +291,13 @@ const (
 			sc.position IS NOT NULL AS known, coalesce(sc.visible, false) AS was_visible,
 			coalesce(sc.fingerprint, '') AS old_fingerprint
 		FROM unnest($1::bigint[], $2::text[], $3::bigint[]) AS t(inst, locale, id)
-		JOIN items i ON i.content_id = t.id AND i.instance_id = t.inst
-		JOIN item_copies ic ON ic.content_id = t.id AND ic.locale = t.locale
+		CROSS JOIN LATERAL (SELECT i.instance_id, i.item_order FROM items i WHERE i.content_id = t.id LIMIT 1) AS i
+		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.content_id = t.id AND ic.locale = t.locale LIMIT 1) AS ic
 		CROSS JOIN (VALUES ('fetch'), ('preview')) AS f(flavour)
-		LEFT JOIN sync_changes sc ON sc.instance_id = t.inst AND sc.flavour = f.flavour AND sc.locale = ic.locale
-			AND sc.subject = 'item' AND sc.object_id = t.id`
+		LEFT JOIN LATERAL (SELECT sc.position, sc.visible, sc.fingerprint FROM sync_changes sc
+			WHERE sc.instance_id = t.inst AND sc.flavour = f.flavour AND sc.locale = ic.locale
+			  AND sc.subject = 'item' AND sc.object_id = t.id LIMIT 1) AS sc ON true
+		WHERE i.instance_id = t.inst`
 	// pageStatesSQL reads the state of every copy of pages $1 (instances),
 	// $2 (pageIDs) in both flavours.
 	pageStatesSQL = `SELECT t.inst, f.flavour, pc.locale, t.id,
@@ -318,15 +320,24 @@ const (
 	// Copies whose unexpanded form shows one of the items $3 of instance
 	// $1 in locale $2: items that link to them (found through the GIN
 	// indexes item_copies_links and item_copies_published_links, whose
-	// expression this must repeat), pages that hold them.
+	// expression this must repeat), pages that hold them (through
+	// page_copies_components and page_copies_published_components). Each
+	// item is looked up in the index on its own, and the instance, locale
+	// and flavour are checked on the copies found (OFFSET 0 keeps the
+	// planner from checking them first, by reading every copy of the
+	// locale): the cost is the number of copies that show the item.
 	linkingItemsSQL = `SELECT DISTINCT ic.content_id FROM unnest($3::bigint[]) AS t(id)
-		JOIN item_copies ic ON (jsonb_path_query_array(%[1]s, '$.*.contentID')
-			|| jsonb_path_query_array(%[1]s, '$.*.contentIDs[*]')) @> jsonb_build_array(t.id)
-		WHERE ic.instance_id = $1 AND ic.locale = $2 AND %[2]s
+		CROSS JOIN LATERAL (SELECT ic.content_id, ic.instance_id, ic.locale, %[2]s AS seen FROM item_copies ic
+			WHERE (jsonb_path_query_array(%[1]s, '$.*.contentID')
+				|| jsonb_path_query_array(%[1]s, '$.*.contentIDs[*]')) @> jsonb_build_array(t.id)
+			OFFSET 0) AS ic
+		WHERE ic.instance_id = $1 AND ic.locale = $2 AND ic.seen
 		ORDER BY ic.content_id`
-	holdingPagesSQL = `SELECT pc.page_id FROM page_copies pc
-		WHERE pc.instance_id = $1 AND pc.locale = $2 AND %[2]s
-		  AND translate(jsonb_path_query_array(%[1]s, '$.*[*]')::text, '[]', '{}')::bigint[] && $3::bigint[]
+	holdingPagesSQL = `SELECT DISTINCT pc.page_id FROM unnest($3::bigint[]) AS t(id)
+		CROSS JOIN LATERAL (SELECT pc.page_id, pc.instance_id, pc.locale, %[2]s AS seen FROM page_copies pc
+			WHERE jsonb_path_query_array(%[1]s, '$.*[*]') @> jsonb_build_array(t.id)
+			OFFSET 0) AS pc
+		WHERE pc.instance_id = $1 AND pc.locale = $2 AND pc.seen
 		ORDER BY pc.page_id`
 	nextPositionsSQL = `SELECT n FROM (SELECT nextval('sync_positions') AS n FROM generate_series(1, $1)) AS s ORDER BY n`
 	upsertSyncSQL    = `INSERT INTO sync_changes (instance_id, flavour, locale, subject, object_id, position, visible, fingerprint, stamped_at)

@@ -3,7 +3,6 @@ package origin
 import (
 	"container/list"
 	"context"
-	"log/slog"
 	"sync"
 	"time"
 
@@ -13,20 +12,41 @@ import (
 // renderCache keeps rendered fetch answers in memory, bounded in bytes, so
 // that repeated direct reads do not render from Postgres each time. It is
 // emptied per instance whenever the event log shows a change of that
-// instance (watch polls it), so an answer is at most one poll old.
+// instance (Server.watch polls it), so an answer is at most one poll old.
 //
 // A render that started before a change must not be cached after it: put
 // takes the instance's generation read before the render, and drops the
-// answer if the instance changed meanwhile.
+// answer if the instance changed meanwhile. Generations are kept with the
+// cache turned off (max < 0) too: they also tell which answers were handed
+// to the write-back since the instance last changed (handOver).
 type renderCache struct {
-	max int64
+	max int64 // < 0: nothing is cached
 
 	mu    sync.Mutex
 	size  int64
 	lru   *list.List // of *cacheEntry, most recent first
 	byKey map[string]*list.Element
 	gen   map[string]uint64 // guid -> generation
+	// handed holds, per answer key, when the answer was last handed to
+	// the write-back and its instance's generation then.
+	handed map[string]handOff
+	now    func() time.Time
 }
+
+type handOff struct {
+	gen uint64
+	at  time.Time
+}
+
+// The write-back is offered an answer again after handOverAgain, in case
+// it dropped it (its queue was full, or the store failed): it has no
+// answer to give. maxHanded bounds renderCache.handed; past it, the map
+// starts again empty (answers are then offered once more, which costs the
+// write-back a look-up each).
+const (
+	handOverAgain = time.Minute
+	maxHanded     = 100_000
+)
 
 type cacheEntry struct {
 	key, guid string
@@ -36,7 +56,31 @@ type cacheEntry struct {
 }
 
 func newRenderCache(maxBytes int64) *renderCache {
-	return &renderCache{max: maxBytes, lru: list.New(), byKey: map[string]*list.Element{}, gen: map[string]uint64{}}
+	return &renderCache{max: maxBytes, lru: list.New(), byKey: map[string]*list.Element{}, gen: map[string]uint64{},
+		handed: map[string]handOff{}, now: time.Now}
+}
+
+// handOver reports whether an answer rendered at generation gen of its
+// instance is to be handed to the write-back: once per key and generation
+// (or handOverAgain). The write-back stores a variant an edge missed, and
+// the publisher keeps it up to date from then on; so with the cache off,
+// or an answer evicted, repeated misses of one variant do not queue it
+// again and again.
+func (rc *renderCache) handOver(key, guid string, gen uint64) bool {
+	now := rc.now()
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.gen[guid] != gen {
+		return false // the instance changed during the render: the next miss hands it over
+	}
+	if h, ok := rc.handed[key]; ok && h.gen == gen && now.Sub(h.at) < handOverAgain {
+		return false
+	}
+	if len(rc.handed) >= maxHanded {
+		clear(rc.handed)
+	}
+	rc.handed[key] = handOff{gen: gen, at: now}
+	return true
 }
 
 // generation returns the current generation of instance guid.
@@ -47,6 +91,9 @@ func (rc *renderCache) generation(guid string) uint64 {
 }
 
 func (rc *renderCache) get(key string) (*cacheEntry, bool) {
+	if rc.max < 0 {
+		return nil, false
+	}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
 	el, ok := rc.byKey[key]
@@ -60,7 +107,7 @@ func (rc *renderCache) get(key string) (*cacheEntry, bool) {
 // put caches e unless its instance changed since generation gen.
 func (rc *renderCache) put(e *cacheEntry, gen uint64) {
 	cost := int64(len(e.body) + len(e.key) + 64)
-	if cost > rc.max/8 {
+	if rc.max < 0 || cost > rc.max/8 {
 		return // one answer may not crowd out the rest
 	}
 	rc.mu.Lock()
@@ -98,36 +145,43 @@ func (rc *renderCache) invalidate(guid string) {
 	}
 }
 
-// watch follows the event log from its current end and invalidates the
-// instances that change, every interval, until ctx is cancelled.
-func (rc *renderCache) watch(ctx context.Context, store *content.Store, interval time.Duration, log *slog.Logger) {
+// watch follows the event log from its current end until ctx is
+// cancelled, reading it every interval: it drops the cached answers of the
+// instances that changed, and the cached sites of those whose locales did.
+func (s *Server) watch(ctx context.Context, interval time.Duration) {
 	var pos content.Position
 	for {
-		p, err := store.EventLogEnd(ctx)
+		p, err := s.store.EventLogEnd(ctx)
 		if err == nil {
 			pos = p
 			break
 		}
-		log.Warn("render cache: read event log end", "err", err)
+		s.log.Warn("render cache: read event log end", "err", err)
 		if !sleep(ctx, interval) {
 			return
 		}
 	}
 	for sleep(ctx, interval) {
-		evs, err := store.EventsSince(ctx, pos, 1000)
+		evs, err := s.store.EventsSince(ctx, pos, 1000)
 		if err != nil {
 			if ctx.Err() == nil {
-				log.Warn("render cache: read events", "err", err)
+				s.log.Warn("render cache: read events", "err", err)
 			}
 			continue
 		}
-		changed := map[string]bool{}
+		changed, locales := map[string]bool{}, map[string]bool{}
 		for _, e := range evs {
 			changed[e.InstanceGuid] = true
+			if e.Subject == content.SubjectLocale {
+				locales[e.InstanceGuid] = true
+			}
 			pos = e.Position()
 		}
+		for guid := range locales {
+			s.sites.forget(guid)
+		}
 		for guid := range changed {
-			rc.invalidate(guid)
+			s.cache.invalidate(guid)
 		}
 	}
 }

@@ -67,7 +67,7 @@ func (s *Server) serveFetch(c *fiber.Ctx) error {
 
 // answer renders req, or takes a fetch answer from the render cache.
 func (s *Server) answer(ctx context.Context, req fetch.Request) (*cacheEntry, error) {
-	if s.cfg.Render == nil {
+	if s.cfg.Renderer == nil && s.cfg.Render == nil {
 		return nil, problem.New(problem.Unavailable, "this origin does not render the Fetch API")
 	}
 	key := req.Key()
@@ -77,7 +77,7 @@ func (s *Server) answer(ctx context.Context, req fetch.Request) (*cacheEntry, er
 		}
 	}
 	gen := s.cache.generation(req.Guid)
-	body, tags, err := s.cfg.Render(ctx, req)
+	body, tags, err := s.render(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +85,24 @@ func (s *Server) answer(ctx context.Context, req fetch.Request) (*cacheEntry, er
 	e := &cacheEntry{key: key, guid: req.Guid, body: body, tags: tags, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
 	if req.Cacheable() {
 		s.cache.put(e, gen)
-		if s.cfg.WriteBack != nil {
+		if s.cfg.WriteBack != nil && s.cache.handOver(key, req.Guid, gen) {
 			s.cfg.WriteBack(ctx, req, body, tags)
 		}
 	}
 	return e, nil
+}
+
+// render renders req with the configured Renderer (or Render).
+func (s *Server) render(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+	if s.cfg.Renderer == nil {
+		return s.cfg.Render(ctx, req)
+	}
+	site, err := s.sites.get(ctx, req.Guid)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := s.cfg.Renderer.Render(ctx, site, req)
+	return res.Body, res.Tags, err
 }
 
 // etagMatch reports whether an If-None-Match header value matches etag.

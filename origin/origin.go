@@ -16,6 +16,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
 	"github.com/edgecms/edgecms/throttle"
 	"github.com/edgecms/edgecms/users"
@@ -29,13 +30,19 @@ type Config struct {
 	// FetchRateLimit is how many direct Fetch API requests per second one
 	// API key may make (0: no limit).
 	FetchRateLimit int
-	// Render renders Fetch API answers; without it the origin answers only
-	// the management API.
+	// Renderer renders Fetch API answers, with each instance's
+	// render.Site from the origin's memory (read once, dropped when the
+	// event log shows a locale added or removed). Without it (and without
+	// Render) the origin answers only the management API.
+	Renderer *render.Renderer
+	// Render, when Renderer is nil, renders Fetch API answers instead
+	// (tests wrap a Renderer in it).
 	Render RenderFunc
 	// KeyCacheTTL is how long a Fetch API key check is cached (default 1 s).
 	KeyCacheTTL time.Duration
 	// RenderCacheBytes bounds the in-memory cache of rendered fetch answers
-	// (default 64 MiB).
+	// (0: the default, 64 MiB; negative: no cache, every answer is
+	// rendered).
 	RenderCacheBytes int64
 	// ChangePoll is how often the origin reads the event log to drop
 	// cached answers of changed instances (default 100 ms).
@@ -65,6 +72,10 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 }
 
+// DefaultRenderCacheBytes is the size of the render cache when
+// Config.RenderCacheBytes is 0.
+const DefaultRenderCacheBytes = 64 << 20
+
 // Server is the origin: its handlers and what they use.
 type Server struct {
 	cfg   Config
@@ -75,6 +86,7 @@ type Server struct {
 	keys    *keyCache
 	limiter *rateLimiter
 	cache   *renderCache
+	sites   *siteCache
 
 	users                       *users.Store
 	emailThrottle, addrThrottle *throttle.Limiter
@@ -88,8 +100,8 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.KeyCacheTTL <= 0 {
 		cfg.KeyCacheTTL = time.Second
 	}
-	if cfg.RenderCacheBytes <= 0 {
-		cfg.RenderCacheBytes = 64 << 20
+	if cfg.RenderCacheBytes == 0 {
+		cfg.RenderCacheBytes = DefaultRenderCacheBytes
 	}
 	if cfg.ChangePoll <= 0 {
 		cfg.ChangePoll = 100 * time.Millisecond
@@ -108,7 +120,7 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	}
 	s := &Server{cfg: cfg, store: store, log: log,
 		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit),
-		cache: newRenderCache(cfg.RenderCacheBytes), users: cfg.Users,
+		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
 		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle)}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
@@ -129,9 +141,9 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 func (s *Server) App() *fiber.App { return s.app }
 
 // Run runs the origin's background work (following the event log to keep
-// its render cache fresh) until ctx is cancelled.
+// its render and site caches fresh) until ctx is cancelled.
 func (s *Server) Run(ctx context.Context) {
-	s.cache.watch(ctx, s.store, s.cfg.ChangePoll, s.log)
+	s.watch(ctx, s.cfg.ChangePoll)
 }
 
 // Shutdown stops accepting requests and waits for those in flight.

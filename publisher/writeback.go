@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/lib/pq"
 
@@ -12,6 +13,10 @@ import (
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
 )
+
+// writeBackGather is how long RunWriteBacks lets write-backs gather
+// before it stores them.
+const writeBackGather = 20 * time.Millisecond
 
 // writeBackQueue holds the variants the origin rendered on a miss, each key
 // once, until a worker stores them.
@@ -82,6 +87,11 @@ func (p *Publisher) RunWriteBacks(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-p.writeBacks.ready:
+		}
+		// Misses come in bursts (a page's answers, a crawler): gathering
+		// them a moment makes one batch of them, one lock, one feed flush.
+		if sleep(ctx, writeBackGather) != nil {
+			return
 		}
 		reqs := p.writeBacks.take()
 		byGuid := map[string][]fetch.Request{}

@@ -42,6 +42,12 @@ type fixture struct {
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
+	return newFixtureOf(t, []content.Locale{{Code: en, Name: "English"}, {Code: fr, Name: "Français"}}, (*fixture).build)
+}
+
+// newFixtureOf is newFixture with the instance's locales and content given.
+func newFixtureOf(t testing.TB, locales []content.Locale, build func(*fixture)) *fixture {
+	t.Helper()
 	db, _ := pgtest.New(t)
 	f := &fixture{t: t, ctx: context.Background(), db: db, s: content.NewStore(db), clock: t0,
 		item: map[string]int64{}, page: map[string]int64{}}
@@ -49,10 +55,10 @@ func newFixture(t testing.TB) *fixture {
 		f.clock = f.clock.Add(time.Second)
 		return f.clock
 	}
-	inst, err := f.s.CreateInstance(f.ctx, "acme", []content.Locale{{Code: en, Name: "English"}, {Code: fr, Name: "Français"}})
+	inst, err := f.s.CreateInstance(f.ctx, "acme", locales)
 	f.check("CreateInstance", err)
 	f.inst = inst
-	f.build()
+	build(f)
 	f.r = New(f.s)
 	site, err := LoadSite(f.ctx, f.s, "acme")
 	f.check("LoadSite", err)

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/publisher"
+	"github.com/edgecms/edgecms/render"
 )
 
 // config is the whole service configuration, read once from the environment
@@ -26,6 +28,7 @@ type config struct {
 	SecretKey        string
 	FetchRateLimit   int
 	EdgeCacheBytes   int64
+	RenderCacheBytes int64
 	EdgeFeedPoll     time.Duration
 	EdgeHitLoops     bool
 	WebhookAllowNets string
@@ -65,7 +68,7 @@ type setting struct {
 }
 
 func (c *config) settings() []setting {
-	var rate, cache int64
+	var rate, cache, renderCache int64
 	return []setting{
 		{env: "DATABASE_URL", flag: "database-url", def: "postgres://postgres@127.0.0.1:5432/edgecms?sslmode=disable", usage: "Postgres connection string", str: &c.DatabaseURL},
 		{env: "EDGECMS_ADDR", flag: "addr", def: "127.0.0.1:8080", usage: "listen address", str: &c.Addr},
@@ -76,6 +79,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_SECRET_KEY", flag: "secret-key", usage: "key that encrypts webhook signing secrets at rest", str: &c.SecretKey},
 		{env: "EDGECMS_FETCH_RATE_LIMIT", flag: "fetch-rate-limit", def: "10", usage: "direct Fetch API requests per second per API key (0: off)", num: &rate},
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
+		{env: "EDGECMS_RENDER_CACHE_BYTES", flag: "render-cache-bytes", def: "67108864", usage: "size of the origin's in-memory cache of rendered fetch answers (0: off, every answer is rendered)", num: &renderCache},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
 		{env: "EDGECMS_EDGE_HIT_LOOPS", flag: "edge-hit-loops", def: "true", usage: "answer an edge's cache hits from event loops (Linux; false: a goroutine per connection)", str: &c.edgeHitLoops},
 		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
@@ -178,7 +182,7 @@ func badHeaderLine(headers string) int {
 // the command's flags, and validates it.
 func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 	var c config
-	var rate, cache string
+	var rate, cache, renderCache string
 	ss := c.settings()
 	for i := range ss {
 		s := &ss[i]
@@ -188,7 +192,8 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		}
 		dst := s.str
 		if s.num != nil {
-			dst = map[string]*string{"EDGECMS_FETCH_RATE_LIMIT": &rate, "EDGECMS_EDGE_CACHE_BYTES": &cache}[s.env]
+			dst = map[string]*string{"EDGECMS_FETCH_RATE_LIMIT": &rate, "EDGECMS_EDGE_CACHE_BYTES": &cache,
+				"EDGECMS_RENDER_CACHE_BYTES": &renderCache}[s.env]
 		}
 		fs.StringVar(dst, s.flag, val, s.usage+" ($"+s.env+")")
 	}
@@ -205,6 +210,11 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_EDGE_CACHE_BYTES: want a number of bytes >= 1048576, got %q", cache)
 	}
 	c.EdgeCacheBytes = m
+	rc, err := strconv.ParseInt(renderCache, 10, 64)
+	if err != nil || rc < 0 {
+		return c, fmt.Errorf("EDGECMS_RENDER_CACHE_BYTES: want a number of bytes >= 0 (0: no render cache), got %q", renderCache)
+	}
+	c.RenderCacheBytes = rc
 	d, err := time.ParseDuration(c.edgeFeedPoll)
 	if err != nil || d < time.Millisecond || d > time.Minute {
 		return c, fmt.Errorf("EDGECMS_EDGE_FEED_POLL: want a duration between 1ms and 1m, got %q", c.edgeFeedPoll)
@@ -303,11 +313,21 @@ func (c config) LogValue() slog.Value {
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
 		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit),
-		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Bool("edgeHitLoops", c.EdgeHitLoops), slog.Duration("webhookTimeout", c.WebhookTimeout),
+		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Bool("edgeHitLoops", c.EdgeHitLoops), slog.Duration("webhookTimeout", c.WebhookTimeout),
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
 		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),
 		slog.Duration("syncTombstoneRetention", c.SyncTombstoneRetention),
 		slog.Duration("sessionIdle", c.SessionIdle), slog.Duration("sessionLifetime", c.SessionLifetime),
 		slog.String("trustedProxies", c.trustedProxies),
 	)
+}
+
+// originConfig is the origin's part of the configuration, rendering with r.
+func (c config) originConfig(r *render.Renderer) origin.Config {
+	cacheBytes := c.RenderCacheBytes
+	if cacheBytes == 0 {
+		cacheBytes = -1 // origin.Config's zero is its default size
+	}
+	return origin.Config{FetchRateLimit: c.FetchRateLimit, Renderer: r, RenderCacheBytes: cacheBytes,
+		TrustedProxies: c.TrustedProxies}
 }

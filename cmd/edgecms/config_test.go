@@ -25,6 +25,16 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--webhook-timeout", "soon"}, wantErr: "EDGECMS_WEBHOOK_TIMEOUT"},
 		{args: []string{"--fetch-rate-limit", "-1"}, wantErr: "EDGECMS_FETCH_RATE_LIMIT"},
 		{args: []string{"--edge-cache-bytes", "12"}, wantErr: "EDGECMS_EDGE_CACHE_BYTES"},
+		// The origin's render cache: 0 turns it off, which origin.Config says with a negative size.
+		{args: nil, check: func(c config) bool {
+			return c.RenderCacheBytes == 64<<20 && c.originConfig(nil).RenderCacheBytes == 64<<20
+		}},
+		{env: map[string]string{"EDGECMS_RENDER_CACHE_BYTES": "0"}, check: func(c config) bool {
+			return c.RenderCacheBytes == 0 && c.originConfig(nil).RenderCacheBytes < 0
+		}},
+		{args: []string{"--render-cache-bytes", "1048576"}, check: func(c config) bool { return c.originConfig(nil).RenderCacheBytes == 1<<20 }},
+		{args: []string{"--render-cache-bytes", "-1"}, wantErr: "EDGECMS_RENDER_CACHE_BYTES"},
+		{env: map[string]string{"EDGECMS_RENDER_CACHE_BYTES": "lots"}, wantErr: "EDGECMS_RENDER_CACHE_BYTES"},
 		{args: []string{"--edge-feed-poll", "2h"}, wantErr: "EDGECMS_EDGE_FEED_POLL"},
 		{args: []string{"--edge-hit-loops", "sometimes"}, wantErr: "EDGECMS_EDGE_HIT_LOOPS"},
 		// What reaches the edge.

@@ -19,7 +19,6 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
-	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/publisher"
@@ -167,9 +166,12 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	if err != nil {
 		return err
 	}
-	srv := origin.New(origin.Config{FetchRateLimit: cfg.FetchRateLimit, Render: renderFunc(store), Webhooks: wh,
-		WriteBack: pub.WriteBack, Assets: assets, Users: userStore(db, cfg), TrustedProxies: cfg.TrustedProxies},
-		store, log.With("role", "origin"))
+	renderer := render.New(store)
+	defer renderer.Close()
+	ocfg := cfg.originConfig(renderer)
+	ocfg.Webhooks, ocfg.WriteBack, ocfg.Assets = wh, pub.WriteBack, assets
+	ocfg.Users = userStore(db, cfg)
+	srv := origin.New(ocfg, store, log.With("role", "origin"))
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	errc := make(chan error, 2)
@@ -336,19 +338,6 @@ func (p *progress) finish() {
 	if p.tty && !p.ended {
 		p.ended = true
 		fmt.Fprintln(p.out)
-	}
-}
-
-// renderFunc renders Fetch API answers from Postgres for the origin.
-func renderFunc(store *content.Store) origin.RenderFunc {
-	r := render.New(store)
-	return func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
-		site, err := render.LoadSite(ctx, store, req.Guid)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, err := r.Render(ctx, site, req)
-		return res.Body, res.Tags, err
 	}
 }
 
