@@ -49,11 +49,17 @@ type runningEdge struct {
 // defaults to 10 ms so that tests do not wait long.
 func startEdge(t testing.TB, st store.Store, cfg edge.Config) *runningEdge {
 	t.Helper()
+	return startEdgeLogging(t, st, cfg, testLog(t))
+}
+
+// startEdgeLogging is startEdge with the edge logging to log.
+func startEdgeLogging(t testing.TB, st store.Store, cfg edge.Config, log *slog.Logger) *runningEdge {
+	t.Helper()
 	cfg.Store = st
 	if cfg.FeedPoll == 0 {
 		cfg.FeedPoll = 10 * time.Millisecond
 	}
-	srv, err := edge.New(cfg, testLog(t))
+	srv, err := edge.New(cfg, log)
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}
@@ -82,7 +88,10 @@ func startEdge(t testing.TB, st store.Store, cfg edge.Config) *runningEdge {
 	return &runningEdge{srv: srv, url: "http://" + ln.Addr().String(), stop: stop}
 }
 
-// deadAddr returns a loopback URL where nothing listens.
+// addr is the edge's host:port.
+func (e *runningEdge) addr() string { return strings.TrimPrefix(e.url, "http://") }
+
+// deadURL returns a loopback URL where nothing listens.
 func deadURL(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -6,17 +6,13 @@
 # database, the origin unused) serves the same objects through the Fetch API
 # with its key check and headers. Both are measured with the same wrk
 # settings on the same item, one run each; the script prints both figures
-# and the ratio. Targets (issue 4): edge >= 1.0x nginx, edge p99 <= 2 ms at
-# 64 connections.
+# and the ratio. Targets: edge >= 1.0x nginx, edge p99 <= 2 ms at 64
+# connections.
 #
 #   bash scripts/bench/edge-nginx.sh      # needs nginx and wrk (apt-get install -y nginx wrk)
 #
 # BENCH_SECONDS (default 10), BENCH_CONNECTIONS (64), BENCH_SIZE (body
 # bytes, 1024) change the run.
-#
-# The edge answers hits from its event loops (Linux); run the script with
-# EDGECMS_EDGE_HIT_LOOPS=false to measure the goroutine-per-connection
-# server instead.
 #
 # wrk and the servers share the machine. Unpinned, on a small machine they
 # compete for the same cores, and the figures measure how the kernel shares
