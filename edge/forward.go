@@ -3,7 +3,6 @@ package edge
 import (
 	"errors"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -117,8 +116,8 @@ func (s *Server) originError(err error) error {
 	}
 	var op *net.OpError
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fasthttp.ErrDialTimeout),
-		errors.Is(err, fasthttp.ErrNoFreeConns), errors.As(err, &op) && op.Op == "dial":
+	case errors.Is(err, fasthttp.ErrDialTimeout), errors.Is(err, fasthttp.ErrNoFreeConns),
+		errors.As(err, &op) && op.Op == "dial":
 		return &problem.Error{Kind: problem.Unavailable, RetryAfter: 1,
 			Detail: "the origin cannot be reached; retry shortly"}
 	case errors.Is(err, fasthttp.ErrTimeout):
