@@ -35,6 +35,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
@@ -91,9 +92,13 @@ type Server struct {
 	cache  *cache
 	keys   *keyring
 	origin *fasthttp.HostClient
-	fills  flights
-	memo   *memo
-	ready  readiness // closed after Run's first read of the change feed (feed.go)
+	// fills shares one store read among the concurrent loads of an object
+	// key (load); forwards shares one origin request among the concurrent
+	// forwards of an object key with one API key (forwardShared).
+	fills    singleflight.Group
+	forwards singleflight.Group
+	memo     *memo
+	ready    readiness // closed after Run's first read of the change feed (feed.go)
 	// lastOriginLog is when an origin failure was last logged (Unix
 	// seconds), so that an outage logs once a second, not once a request.
 	lastOriginLog atomic.Int64

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -136,7 +135,7 @@ func (s *Server) now(c *fasthttp.RequestCtx) time.Time {
 // load reads key from the store and caches it. Concurrent loads of one key
 // share one store read.
 func (s *Server) load(ctx context.Context, key string, now time.Time) (*entry, error) {
-	return s.fills.do(key, func() (*entry, error) {
+	v, err, _ := s.fills.Do(key, func() (any, error) {
 		gen := s.cache.generation(key)
 		o, err := s.cfg.Store.Get(ctx, key)
 		if err != nil {
@@ -146,6 +145,10 @@ func (s *Server) load(ctx context.Context, key string, now time.Time) (*entry, e
 		s.cache.put(e, gen)
 		return e, nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*entry), nil
 }
 
 // send writes e as the answer, or a 304 when the request's If-None-Match
@@ -185,40 +188,4 @@ func etagMatch(header, etag []byte) bool {
 func problemBody(err error) []byte {
 	b, _ := json.Marshal(problem.DocumentOf(err))
 	return b
-}
-
-// flights runs one store read per key at a time and shares its result with
-// the requests that ask meanwhile.
-type flights struct {
-	mu sync.Mutex
-	m  map[string]*flight
-}
-
-type flight struct {
-	done chan struct{}
-	e    *entry
-	err  error
-}
-
-func (f *flights) do(key string, fn func() (*entry, error)) (*entry, error) {
-	f.mu.Lock()
-	if fl := f.m[key]; fl != nil {
-		f.mu.Unlock()
-		<-fl.done
-		return fl.e, fl.err
-	}
-	if f.m == nil {
-		f.m = map[string]*flight{}
-	}
-	fl := &flight{done: make(chan struct{})}
-	f.m[key] = fl
-	f.mu.Unlock()
-	defer func() {
-		f.mu.Lock()
-		delete(f.m, key)
-		f.mu.Unlock()
-		close(fl.done)
-	}()
-	fl.e, fl.err = fn()
-	return fl.e, fl.err
 }
