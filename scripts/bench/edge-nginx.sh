@@ -12,7 +12,8 @@
 #   bash scripts/bench/edge-nginx.sh      # needs nginx and wrk (apt-get install -y nginx wrk)
 #
 # BENCH_SECONDS (default 10), BENCH_CONNECTIONS (64), BENCH_SIZE (body
-# bytes, 1024) change the run.
+# bytes, 1024) change the run; BENCH_NGINX_PORT and BENCH_EDGE_PORT fix the
+# loopback ports (default: free ones).
 #
 # wrk and the servers share the machine. Unpinned, on a small machine they
 # compete for the same cores, and the figures measure how the kernel shares
@@ -83,7 +84,7 @@ chmod -R a+rX "$tmp"
 
 # nginx: a foreground master on a free loopback port (see above for its
 # settings).
-nport=$(freeport)
+nport=${BENCH_NGINX_PORT:-$(freeport)}
 mkdir -p "$tmp/nginx"
 sendfile="sendfile off;"
 [ "${BENCH_NGINX_SENDFILE:-off}" = off ] || sendfile="sendfile on; tcp_nopush on;"
@@ -118,7 +119,7 @@ ${srvpin[@]+"${srvpin[@]}"} "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 
 npid=$!
 pids+=($npid)
 
-eport=$(freeport)
+eport=${BENCH_EDGE_PORT:-$(freeport)}
 ${srvpin[@]+"${srvpin[@]}"} env -u DATABASE_URL ${goprocs[@]+"${goprocs[@]}"} EDGECMS_STORE="$tmp/store" EDGECMS_ORIGIN_URL=http://127.0.0.1:9 EDGECMS_ADDR=127.0.0.1:$eport \
   "$tmp/edgecms" edge 2>"$tmp/edge.log" &
 epid=$!
