@@ -1,7 +1,6 @@
 package edge_test
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -48,7 +46,7 @@ func TestBurstOfMissesReadsTheStoreOnce(t *testing.T) {
 			t.Errorf("request %d: %d X-Cache %q %s, want 200 MISS %s", i, r.status, r.header.Get("X-Cache"), r.body, itemBody)
 		}
 	}
-	if got := st.gets.Load(); got != 1 {
+	if got := st.reads.Load(); got != 1 {
 		t.Errorf("%d concurrent misses read the store %d times, want once", n, got)
 	}
 }
@@ -158,26 +156,6 @@ func burst(t *testing.T, url string, reqs []burstRequest) func() []response {
 		})
 	}
 	return func() []response { wg.Wait(); return out }
-}
-
-// gatedStore counts the reads of key, which wait until open is closed.
-type gatedStore struct {
-	store.Store
-	key  string
-	open chan struct{}
-	gets atomic.Int64
-}
-
-func (s *gatedStore) Get(ctx context.Context, key string) (store.Object, error) {
-	if key == s.key {
-		s.gets.Add(1)
-		select {
-		case <-s.open:
-		case <-ctx.Done():
-			return store.Object{}, ctx.Err()
-		}
-	}
-	return s.Store.Get(ctx, key)
 }
 
 // waiting counts the goroutines of the process that wait, in a

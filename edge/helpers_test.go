@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -239,4 +240,41 @@ func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) t
 		time.Sleep(time.Millisecond)
 	}
 	return time.Since(start)
+}
+
+// gatedStore is a store whose reads of key (Get or Stat) are counted and
+// wait until open is closed (or the read is cancelled).
+type gatedStore struct {
+	store.Store
+	key   string
+	open  chan struct{}
+	reads atomic.Int64
+}
+
+// wait counts a read of key and waits for open.
+func (s *gatedStore) wait(ctx context.Context, key string) error {
+	if key != s.key {
+		return nil
+	}
+	s.reads.Add(1)
+	select {
+	case <-s.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *gatedStore) Get(ctx context.Context, key string) (store.Object, error) {
+	if err := s.wait(ctx, key); err != nil {
+		return store.Object{}, err
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func (s *gatedStore) Stat(ctx context.Context, key string) (store.Info, error) {
+	if err := s.wait(ctx, key); err != nil {
+		return store.Info{}, err
+	}
+	return s.Store.Stat(ctx, key)
 }
