@@ -175,9 +175,6 @@ func (c *Client) WithPreview(preview bool) *Client {
 	return &d
 }
 
-// IsPreview reports whether c reads the preview flavour.
-func (c *Client) IsPreview() bool { return c.preview }
-
 // defaultHTTPClient is an http.Client with a per-attempt timeout that does not
 // carry the APIKey header to another host or down from https to http.
 func defaultHTTPClient() *http.Client {

@@ -107,9 +107,9 @@ func TestCacheBoundUnderHits(t *testing.T) {
 
 // TestCacheUnreadGoFirst: one object read again, alone in its shard, and
 // many objects never read, in another shard. A large insert that needs
-// several removals takes the unread ones, not the one read again (the hand
-// used to take one entry per shard visit, so it came back to the lone
-// entry's shard a second time).
+// several removals takes the unread ones, not the one read again: a hand
+// that took one entry per shard visit would come back to the lone entry's
+// shard a second time, its second chance spent.
 func TestCacheUnreadGoFirst(t *testing.T) {
 	c := newCache(64 << 10)
 	hot := "hot"

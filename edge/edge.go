@@ -13,9 +13,9 @@
 // proxy. When the origin is down it keeps serving what it has
 // (stale-if-error) and otherwise answers 502 or 503 problem documents.
 //
-// On Linux, Listen and Serve answer cache hits from epoll event loops and
-// hand every other request, with its connection, to the fasthttp server
-// (hitloop_linux.go).
+// A Fetch API read (GET or HEAD) is answered on the bare fasthttp request,
+// before Fiber's router (fastPath); Fiber serves the rest, the proxy and
+// the error pages.
 //
 // Edges learn about changed objects from the change feed in the store
 // (FeedKey), which they poll cheaply (a Stat, then a read only when its ETag
@@ -29,12 +29,13 @@ import (
 	"log/slog"
 	"net/url"
 	"strconv"
-	"sync"
+
 	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
@@ -62,10 +63,6 @@ type Config struct {
 	// BodyLimit is the largest request body forwarded, in bytes (default
 	// 2 MiB, the origin's own limit).
 	BodyLimit int
-	// NoHitLoops serves every connection of Listen and Serve with a
-	// goroutine, as ListenTLS does, instead of answering cache hits from
-	// event loops (Linux only; see hitLoops).
-	NoHitLoops bool
 	// Now is the clock (key expiry, Age); nil means the time the server
 	// read each request.
 	Now func() time.Time
@@ -81,9 +78,8 @@ const (
 )
 
 // The edge's connection timeouts: for reading a request once begun, and
-// for a kept-alive connection waiting for its next request. Variables for
-// tests.
-var (
+// for a kept-alive connection waiting for its next request.
+const (
 	readTimeout = 30 * time.Second
 	idleTimeout = 120 * time.Second
 )
@@ -96,14 +92,13 @@ type Server struct {
 	cache  *cache
 	keys   *keyring
 	origin *fasthttp.HostClient
-	fills  flights
-	memo   *memo
-	ready  readiness // closed after Run's first read of the change feed (feed.go)
-	// loopConns counts the connections the event loops hold (hitLoops);
-	// drains are closed when the loops of a Serve have ended.
-	loopConns atomic.Int64
-	drainsMu  sync.Mutex
-	drains    []<-chan struct{}
+	// fills shares one store read among the concurrent loads of an object
+	// key (load); forwards shares one origin request among the concurrent
+	// forwards of an object key with one API key (forwardShared).
+	fills    singleflight.Group
+	forwards singleflight.Group
+	memo     *memo
+	ready    readiness // closed after Run's first read of the change feed (feed.go)
 	// lastOriginLog is when an origin failure was last logged (Unix
 	// seconds), so that an outage logs once a second, not once a request.
 	lastOriginLog atomic.Int64
@@ -184,37 +179,17 @@ func newOriginClient(raw string, timeout time.Duration) (*fasthttp.HostClient, e
 
 // App returns the Fiber app, to test with App().Test or to listen on
 // (Listen, Listener, ListenTLS), though the edge's own Listen, ListenTLS
-// and Serve are cheaper per request. Its server's handler answers Fetch
+// and Serve also survive a failing accept. Its server's handler answers Fetch
 // API reads before the app's router sees them, so serve App().Server() or
 // the listeners, not App().Handler(), which is the router alone.
 func (s *Server) App() *fiber.App { return s.app }
 
-// Shutdown stops accepting requests, waits for those in flight (and for
-// the event loops to send the answers they hold) and closes the
-// connections to the origin. It returns ctx's error if ctx ends first.
+// Shutdown stops accepting requests, waits for those in flight and closes
+// the connections to the origin. It returns ctx's error if ctx ends first.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.app.ShutdownWithContext(ctx)
-	s.drainsMu.Lock()
-	drains := s.drains
-	s.drainsMu.Unlock()
-	for _, done := range drains {
-		select {
-		case <-done:
-		case <-ctx.Done():
-			if err == nil {
-				err = ctx.Err()
-			}
-		}
-	}
 	s.origin.CloseIdleConnections()
 	return err
-}
-
-// addDrain records a channel Shutdown waits for.
-func (s *Server) addDrain(done <-chan struct{}) {
-	s.drainsMu.Lock()
-	s.drains = append(s.drains, done)
-	s.drainsMu.Unlock()
 }
 
 // handleError is the Fiber app's error handler: see writeProblem.

@@ -1,10 +1,12 @@
 package edge_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -295,8 +297,10 @@ func TestOriginDown(t *testing.T) {
 		{"health check", "GET", "/healthz", ""},
 	} {
 		r := do(t, tt.method, e.url+tt.path, strings.NewReader("{}"), "APIKey", tt.key)
-		if r.status != http.StatusServiceUnavailable && r.status != http.StatusBadGateway {
-			t.Errorf("%s: %s %s = %d %s, want 502 or 503", tt.name, tt.method, tt.path, r.status, r.body)
+		// Nothing listens at the origin's address: the connection is
+		// refused, which is unreachable (503), not a bad answer (502).
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "1" {
+			t.Errorf("%s: %s %s = %d (Retry-After %q) %s, want 503 with Retry-After: 1", tt.name, tt.method, tt.path, r.status, r.header.Get("Retry-After"), r.body)
 		}
 		if got := r.header.Get("Cache-Control"); got != "no-store" {
 			t.Errorf("%s: Cache-Control = %q, want no-store", tt.name, got)
@@ -440,5 +444,42 @@ func TestCacheBound(t *testing.T) {
 		if r.status != 200 || string(r.body) != big || r.header.Get("X-Cache") != "MISS" {
 			t.Errorf("big object: %d X-Cache %q, want 200 MISS", r.status, r.header.Get("X-Cache"))
 		}
+	}
+}
+
+// TestShutdown checks that Shutdown closes the kept-alive connections, those
+// whose last answer was a hit and those whose last answer was an error, and
+// that Serve returns and the edge accepts no more connections.
+func TestShutdown(t *testing.T) {
+	t.Parallel()
+	st, _ := site(t)
+	e := startEdge(t, st, edge.Config{OriginURL: deadURL(t)})
+	get(t, e.url+"/acme/fetch/en-us/item/42", fetchKey) // cached
+	var conns []net.Conn
+	for _, k := range []string{fetchKey, "nope", fetchKey, "nope"} {
+		c, err := net.Dial("tcp", e.addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, "GET /acme/fetch/en-us/item/42 HTTP/1.1\r\nHost: edge.test\r\nAPIKey: "+k+"\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		conns = append(conns, c)
+	}
+	e.stop() // returns once Serve has returned
+	for i, c := range conns {
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadAll(c); err != nil {
+			t.Errorf("connection %d: %v, want it closed", i, err)
+		}
+	}
+	if c, err := net.DialTimeout("tcp", e.addr(), time.Second); err == nil {
+		c.Close()
+		t.Error("the edge still accepts connections after Shutdown")
 	}
 }

@@ -1,11 +1,9 @@
 package edge_test
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,33 +45,13 @@ func TestFeedChanges(t *testing.T) {
 	}
 }
 
-// gatedFeed is a store whose reads of the change feed's metadata wait
-// until open is closed (or the read is cancelled), and are counted.
-type gatedFeed struct {
-	store.Store
-	open  chan struct{}
-	stats atomic.Int64
-}
-
-func (s *gatedFeed) Stat(ctx context.Context, key string) (store.Info, error) {
-	if key == edge.FeedKey {
-		s.stats.Add(1)
-		select {
-		case <-s.open:
-		case <-ctx.Done():
-			return store.Info{}, ctx.Err()
-		}
-	}
-	return s.Store.Stat(ctx, key)
-}
-
 // TestFeedReadBeforeServing checks that an edge reads the change feed
 // before it serves, so that its first read, which drops the whole cache,
 // drops nothing it served: with a store slow to answer the first read,
 // objects served at once stay cached once the read is done.
 func TestFeedReadBeforeServing(t *testing.T) {
 	mem, _ := site(t)
-	st := &gatedFeed{Store: mem, open: make(chan struct{})}
+	st := &gatedStore{Store: mem, key: edge.FeedKey, open: make(chan struct{})}
 	newFeedWriter(t, st).changed()
 	time.AfterFunc(100*time.Millisecond, func() { close(st.open) })
 	e := startEdge(t, st, edge.Config{OriginURL: deadURL(t)})
@@ -83,7 +61,7 @@ func TestFeedReadBeforeServing(t *testing.T) {
 		t.Fatalf("list X-Cache = %q, want HIT", got)
 	}
 	// The next poll starts once the first has read and applied the feed.
-	waitFor(t, 10*time.Second, "second poll", func() bool { return st.stats.Load() >= 2 })
+	waitFor(t, 10*time.Second, "second poll", func() bool { return st.reads.Load() >= 2 })
 	if got := get(t, list, fetchKey).header.Get("X-Cache"); got != "HIT" {
 		t.Errorf("after the first read of the feed: list X-Cache = %q, want HIT", got)
 	}
@@ -95,7 +73,7 @@ func TestFeedReadBeforeServing(t *testing.T) {
 // cached before may be older than a change the feed lists).
 func TestFeedUnreadableAtStart(t *testing.T) {
 	mem, _ := site(t)
-	st := &gatedFeed{Store: mem, open: make(chan struct{})}
+	st := &gatedStore{Store: mem, key: edge.FeedKey, open: make(chan struct{})}
 	newFeedWriter(t, st).changed()
 	e := startEdge(t, st, edge.Config{OriginURL: deadURL(t)}) // returns once Ready gives up waiting
 	item := e.url + "/acme/fetch/en-us/item/42"
@@ -109,7 +87,7 @@ func TestFeedUnreadableAtStart(t *testing.T) {
 	// not list it, and only the first read's drop can show it.
 	put(t, mem, itemKey, `{"contentID":42,"v":2}`)
 	close(st.open)
-	waitFor(t, 10*time.Second, "second poll", func() bool { return st.stats.Load() >= 2 })
+	waitFor(t, 10*time.Second, "second poll", func() bool { return st.reads.Load() >= 2 })
 	if r := get(t, item, fetchKey); r.header.Get("X-Cache") != "MISS" || string(r.body) != `{"contentID":42,"v":2}` {
 		t.Errorf("after the first read of the feed: X-Cache %q, body %s; want MISS and the new version",
 			r.header.Get("X-Cache"), r.body)

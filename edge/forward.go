@@ -1,9 +1,9 @@
 package edge
 
 import (
+	"bytes"
 	"errors"
 	"net"
-	"syscall"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -28,7 +28,12 @@ func (s *Server) forwardFetch(c *fasthttp.RequestCtx, req fetch.Request, key str
 	if q := req.Query(); q != "" {
 		uri += "?" + q
 	}
-	err := s.roundTrip(c, uri)
+	var err error
+	if key == "" {
+		err = s.roundTrip(c, uri)
+	} else {
+		err = s.forwardShared(c, key, uri)
+	}
 	res := &c.Response
 	if key != "" {
 		switch status := res.StatusCode(); {
@@ -56,10 +61,79 @@ func (s *Server) proxy(c *fiber.Ctx) error {
 	return s.roundTrip(c.Context(), string(c.Request().Header.RequestURI()))
 }
 
+// forwardShared forwards a cacheable read of object key that the store
+// does not hold, sharing one origin request among the reads of key with the
+// same API key that arrive while it is in flight: a burst of misses of an
+// object not rendered yet makes one render at the origin, not one per
+// request. The API key is part of what is shared because the origin checks
+// and rate-limits by key. The reads may still differ in method, conditional
+// headers and client address, so the request sent is a GET without
+// If-None-Match (and without a body, which a GET has no use for), and each
+// read makes its own answer of the origin's: without the body for HEAD, a
+// 304 when its If-None-Match holds the answer's ETag.
+func (s *Server) forwardShared(c *fasthttp.RequestCtx, key, uri string) error {
+	flight := key + "\x00" + string(c.Request.Header.PeekBytes(hAPIKey))
+	v, err, _ := s.forwards.Do(flight, func() (any, error) {
+		res := new(fasthttp.Response) // read by every waiter: never reused
+		if err := s.exchange(c, uri, res, true); err != nil {
+			return nil, err
+		}
+		return res, nil
+	})
+	res := &c.Response
+	if err != nil {
+		resetResponse(res)
+		return err
+	}
+	skip := res.SkipBody
+	v.(*fasthttp.Response).CopyTo(res)
+	res.SkipBody = skip
+	if inm := c.Request.Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && res.StatusCode() == fasthttp.StatusOK {
+		if etag := peekFold(&res.Header, hETag); len(etag) > 0 && etagMatch(inm, etag) {
+			// The origin's 304: its 200's headers, no body, no Content-Type
+			// (which fasthttp writes while the length is not zero, and
+			// leaves the length of a 304 as it is).
+			res.ResetBody()
+			res.Header.SetContentLength(0)
+			res.Header.SetContentTypeBytes(nil)
+			res.SetStatusCode(fasthttp.StatusNotModified)
+		}
+	}
+	return nil
+}
+
+// peekFold returns the value of header name in h, whatever the case of its
+// name: the origin client keeps header names as the origin sent them.
+func peekFold(h *fasthttp.ResponseHeader, name []byte) []byte {
+	var v []byte
+	h.VisitAll(func(k, value []byte) {
+		if v == nil && bytes.EqualFold(k, name) {
+			v = value
+		}
+	})
+	return v
+}
+
 // roundTrip sends the request of c to the origin with the given raw request
 // URI and puts the origin's answer into c's response. A failure to reach or
 // read the origin is returned as a 503 or 502 problem.
 func (s *Server) roundTrip(c *fasthttp.RequestCtx, uri string) error {
+	res := &c.Response
+	skip := res.SkipBody // set for HEAD; Do resets the response
+	err := s.exchange(c, uri, res, false)
+	res.SkipBody = skip
+	if err != nil {
+		resetResponse(res)
+	}
+	return err
+}
+
+// exchange sends the request of c to the origin with the given raw request
+// URI, hop-by-hop headers dropped and X-Forwarded-* added, and reads the
+// answer into res. asGet sends a GET without If-None-Match or body instead
+// of c's method, conditional headers and body. A failure to reach or read
+// the origin is returned as a 503 or 502 problem.
+func (s *Server) exchange(c *fasthttp.RequestCtx, uri string, res *fasthttp.Response, asGet bool) error {
 	in := &c.Request
 	out := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(out)
@@ -69,7 +143,14 @@ func (s *Server) roundTrip(c *fasthttp.RequestCtx, uri string) error {
 	}
 	out.Header.Del("Expect") // the edge's server already answered 100-continue
 	out.Header.SetRequestURI(uri)
-	out.SetBodyRaw(in.Body())
+	if asGet {
+		out.Header.SetMethod(fasthttp.MethodGet)
+		for _, h := range []string{fasthttp.HeaderIfNoneMatch, fasthttp.HeaderContentLength, fasthttp.HeaderTransferEncoding} {
+			out.Header.Del(h)
+		}
+	} else {
+		out.SetBodyRaw(in.Body())
+	}
 	ip := c.RemoteIP().String()
 	if prior := in.Header.Peek(fiber.HeaderXForwardedFor); len(prior) > 0 {
 		out.Header.Set(fiber.HeaderXForwardedFor, string(prior)+", "+ip)
@@ -86,12 +167,7 @@ func (s *Server) roundTrip(c *fasthttp.RequestCtx, uri string) error {
 	if len(in.Header.Peek(fiber.HeaderXForwardedHost)) == 0 {
 		out.Header.SetBytesV(fiber.HeaderXForwardedHost, in.Host())
 	}
-	res := &c.Response
-	skip := res.SkipBody // set for HEAD; Do resets the response
-	err := s.origin.Do(out, res)
-	res.SkipBody = skip
-	if err != nil {
-		resetResponse(res)
+	if err := s.origin.Do(out, res); err != nil {
 		return s.originError(err)
 	}
 	for _, h := range hopHeaders {
@@ -117,8 +193,8 @@ func (s *Server) originError(err error) error {
 	}
 	var op *net.OpError
 	switch {
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fasthttp.ErrDialTimeout),
-		errors.Is(err, fasthttp.ErrNoFreeConns), errors.As(err, &op) && op.Op == "dial":
+	case errors.Is(err, fasthttp.ErrDialTimeout), errors.Is(err, fasthttp.ErrNoFreeConns),
+		errors.As(err, &op) && op.Op == "dial":
 		return &problem.Error{Kind: problem.Unavailable, RetryAfter: 1,
 			Detail: "the origin cannot be reached; retry shortly"}
 	case errors.Is(err, fasthttp.ErrTimeout):

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,11 +50,17 @@ type runningEdge struct {
 // defaults to 10 ms so that tests do not wait long.
 func startEdge(t testing.TB, st store.Store, cfg edge.Config) *runningEdge {
 	t.Helper()
+	return startEdgeLogging(t, st, cfg, testLog(t))
+}
+
+// startEdgeLogging is startEdge with the edge logging to log.
+func startEdgeLogging(t testing.TB, st store.Store, cfg edge.Config, log *slog.Logger) *runningEdge {
+	t.Helper()
 	cfg.Store = st
 	if cfg.FeedPoll == 0 {
 		cfg.FeedPoll = 10 * time.Millisecond
 	}
-	srv, err := edge.New(cfg, testLog(t))
+	srv, err := edge.New(cfg, log)
 	if err != nil {
 		t.Fatalf("edge.New: %v", err)
 	}
@@ -82,7 +89,10 @@ func startEdge(t testing.TB, st store.Store, cfg edge.Config) *runningEdge {
 	return &runningEdge{srv: srv, url: "http://" + ln.Addr().String(), stop: stop}
 }
 
-// deadAddr returns a loopback URL where nothing listens.
+// addr is the edge's host:port.
+func (e *runningEdge) addr() string { return strings.TrimPrefix(e.url, "http://") }
+
+// deadURL returns a loopback URL where nothing listens.
 func deadURL(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -230,4 +240,41 @@ func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) t
 		time.Sleep(time.Millisecond)
 	}
 	return time.Since(start)
+}
+
+// gatedStore is a store whose reads of key (Get or Stat) are counted and
+// wait until open is closed (or the read is cancelled).
+type gatedStore struct {
+	store.Store
+	key   string
+	open  chan struct{}
+	reads atomic.Int64
+}
+
+// wait counts a read of key and waits for open.
+func (s *gatedStore) wait(ctx context.Context, key string) error {
+	if key != s.key {
+		return nil
+	}
+	s.reads.Add(1)
+	select {
+	case <-s.open:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *gatedStore) Get(ctx context.Context, key string) (store.Object, error) {
+	if err := s.wait(ctx, key); err != nil {
+		return store.Object{}, err
+	}
+	return s.Store.Get(ctx, key)
+}
+
+func (s *gatedStore) Stat(ctx context.Context, key string) (store.Info, error) {
+	if err := s.wait(ctx, key); err != nil {
+		return store.Info{}, err
+	}
+	return s.Store.Stat(ctx, key)
 }

@@ -104,19 +104,6 @@ func (kr *keyring) check(ctx context.Context, guid string, secret []byte, apiTyp
 	return ik.verify(guid, secret, apiType, now)
 }
 
-// accepts reports whether check would accept secret for guid, from the
-// manifests already held: it never reads the store, and is false when
-// guid's manifest is not held yet.
-func (kr *keyring) accepts(guid string, secret []byte, apiType string, now time.Time) bool {
-	if len(secret) == 0 {
-		return false
-	}
-	kr.mu.RLock()
-	ik := kr.byGuid[guid]
-	kr.mu.RUnlock()
-	return ik != nil && !ik.missing && ik.verify(guid, secret, apiType, now) == nil
-}
-
 // verify checks secret against the keys of instance guid (see check).
 func (ik *instanceKeys) verify(guid string, secret []byte, apiType string, now time.Time) error {
 	k, ok := ik.lookup(secret)

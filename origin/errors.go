@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
@@ -137,7 +138,7 @@ func decodeError(err error, v any, body []byte) error {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
 		return problem.Field(name, "unknown field")
-	case errors.Is(err, errUnexpectedEOF) || strings.Contains(err.Error(), "unexpected EOF"):
+	case errors.Is(err, io.ErrUnexpectedEOF): // a truncated body: found before any UnmarshalJSON runs
 		return problem.Invalidf("malformed JSON: the body ends too early")
 	}
 	var pe *problem.Error
@@ -181,8 +182,6 @@ func failingMember(v any, body []byte) string {
 	}
 	return ""
 }
-
-var errUnexpectedEOF = errors.New("unexpected EOF")
 
 func jsonKind(goKind string) string {
 	switch goKind {

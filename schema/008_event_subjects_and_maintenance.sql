@@ -1,9 +1,9 @@
 -- Events about locales and channels, trimming the event log by age, and the
 -- periodic maintenance the schedulers share.
 --
--- This migration depends on nothing after 006: it widens whatever check
--- constrains events.subject (keeping every value it allows) rather than
--- assuming its name or its list.
+-- It widens whatever check constrains events.subject (keeping every value
+-- it allows) rather than assuming the name Postgres gave 001's unnamed
+-- check or its list.
 
 -- 1. Locale and channel events (content: a locale added or removed, a
 --    channel added), which the publisher turns into the locale's objects

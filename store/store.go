@@ -46,8 +46,9 @@ type Object struct {
 	// given.
 	ETag string
 	// Tags are the surrogate keys of the object: what it embeds, for example
-	// "i:12:en-us", so that a change to one item can find every object to
-	// purge. Put stores them sorted and without duplicates; nil when none.
+	// "acme.en-us.i:12" (the publisher's <guid>.<locale>.<tag>), so that a
+	// change to one item can find every object to purge. Put stores them
+	// sorted and without duplicates; nil when none.
 	Tags []string
 	// Modified is when the object was last written, to the second (the
 	// precision of HTTP dates). Put sets it and ignores the value given.

@@ -157,10 +157,6 @@ func TestPayloadsAndKeys(t *testing.T) {
 // that an unconfirmed event goes out after the confirmation timeout.
 func TestConfirmation(t *testing.T) {
 	e := newEnvWith(t, DispatcherConfig{RequireConfirmation: true, ConfirmationTimeout: 10 * time.Minute}, loopback())
-	// Until the publisher's migration (002) lands, the test makes its table.
-	if _, err := e.db.Exec(`CREATE TABLE IF NOT EXISTS event_confirmations (event_id bigint PRIMARY KEY, confirmed_at timestamptz)`); err != nil {
-		t.Fatal(err)
-	}
 	rc := newReceiver(t)
 	e.webhook(rc.URL(), Input{ContentPublishEvents: ptr(true), ContentSaveEvents: ptr(true)})
 	id := e.createItem("en-us", "One")
@@ -193,28 +189,6 @@ func TestConfirmation(t *testing.T) {
 	e.pump()
 	if got := states(t, rc.requests()); !reflect.DeepEqual(got, []string{"Saved", "Published", "Deleted"}) {
 		t.Fatalf("after the timeout: received %v, want [Saved Published Deleted]", got)
-	}
-}
-
-// TestConfirmationWithoutPublisherTable checks that without the
-// publisher's table, parked events are delivered after the timeout.
-func TestConfirmationWithoutPublisherTable(t *testing.T) {
-	e := newEnvWith(t, DispatcherConfig{RequireConfirmation: true, ConfirmationTimeout: time.Minute}, loopback())
-	if _, err := e.db.Exec(`DROP TABLE IF EXISTS event_confirmations`); err != nil {
-		t.Fatal(err)
-	}
-	rc := newReceiver(t)
-	e.webhook(rc.URL(), Input{ContentPublishEvents: ptr(true)})
-	id := e.createItem("en-us", "One")
-	e.itemAction("en-us", id, content.ActionPublish)
-	e.pump()
-	if n := len(rc.requests()); n != 0 {
-		t.Fatalf("received %d deliveries before the timeout, want 0", n)
-	}
-	e.clock.Advance(time.Minute + time.Second)
-	e.pump()
-	if got := states(t, rc.requests()); !reflect.DeepEqual(got, []string{"Published"}) {
-		t.Fatalf("received %v, want [Published]", got)
 	}
 }
 

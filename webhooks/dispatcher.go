@@ -72,10 +72,6 @@ type Dispatcher struct {
 	inflight atomic.Int64
 	wake     chan struct{} // deliveries may be due
 	events   chan struct{} // events may have been written or confirmed
-	warned   atomic.Bool   // the missing event_confirmations table was logged
-
-	confirmTable   bool      // event_confirmations exists, as last looked at
-	confirmChecked time.Time // when that was
 }
 
 // NewDispatcher returns a dispatcher of the deliveries in s.
@@ -443,38 +439,18 @@ func park(ctx context.Context, tx *sqlx.Tx, evs []content.Event, now time.Time) 
 	return nil
 }
 
-// The parked events that may be queued: confirmed ones, and those that
-// waited longer than the confirmation timeout. Without the publisher's
-// table only the second kind.
-const (
-	confirmedSQL = `SELECT a.event_id, a.event::text AS event, c.event_id IS NOT NULL AS confirmed
-		FROM webhook_awaiting a LEFT JOIN event_confirmations c ON c.event_id = a.event_id
-		WHERE c.event_id IS NOT NULL OR a.created_at < $1
-		ORDER BY a.event_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED`
-	timedOutSQL = `SELECT a.event_id, a.event::text AS event, false AS confirmed
-		FROM webhook_awaiting a WHERE a.created_at < $1
-		ORDER BY a.event_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED`
-)
+// confirmedSQL selects the parked events that may be queued: those the
+// publisher confirmed (event_confirmations, schema/002), and those that
+// waited longer than the confirmation timeout.
+const confirmedSQL = `SELECT a.event_id, a.event::text AS event, c.event_id IS NOT NULL AS confirmed
+	FROM webhook_awaiting a LEFT JOIN event_confirmations c ON c.event_id = a.event_id
+	WHERE c.event_id IS NOT NULL OR a.created_at < $1
+	ORDER BY a.event_id LIMIT $2 FOR UPDATE OF a SKIP LOCKED`
 
 // promote queues the deliveries of parked events that the publisher has
 // confirmed (or that waited too long), to the webhooks that match them
 // now. It returns how many events it took and how many deliveries it queued.
 func (d *Dispatcher) promote(ctx context.Context) (events, queued int, err error) {
-	// Whether the publisher's table exists is looked at once a minute.
-	if now := time.Now(); d.confirmChecked.IsZero() || now.Sub(d.confirmChecked) > time.Minute {
-		if err := d.store.db.GetContext(ctx, &d.confirmTable, `SELECT to_regclass('event_confirmations') IS NOT NULL`); err != nil {
-			return 0, 0, fmt.Errorf("look for event_confirmations: %w", err)
-		}
-		d.confirmChecked = now
-	}
-	query := confirmedSQL
-	if !d.confirmTable {
-		query = timedOutSQL
-		if !d.warned.Swap(true) {
-			d.log.Error("RequireConfirmation is on but the publisher's event_confirmations table does not exist: "+
-				"Published and Deleted deliveries wait for the confirmation timeout", "timeout", d.cfg.ConfirmationTimeout)
-		}
-	}
 	err = d.store.transact(ctx, func(tx *sqlx.Tx) error {
 		events, queued = 0, 0
 		now := d.store.now()
@@ -487,7 +463,7 @@ func (d *Dispatcher) promote(ctx context.Context) (events, queued int, err error
 			Event     string `db:"event"`
 			Confirmed bool   `db:"confirmed"`
 		}
-		if err := tx.SelectContext(ctx, &rows, query, cutoff, d.cfg.Batch); err != nil || len(rows) == 0 {
+		if err := tx.SelectContext(ctx, &rows, confirmedSQL, cutoff, d.cfg.Batch); err != nil || len(rows) == 0 {
 			return err
 		}
 		events = len(rows)

@@ -122,9 +122,6 @@ func NewStore(db *sqlx.DB, opt Options) (*Store, error) {
 // now returns the clock's time in UTC at the database's precision.
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-// DB returns the store's database.
-func (s *Store) DB() *sqlx.DB { return s.db }
-
 // newID returns a random identifier with a prefix: 26 characters of
 // lower-case base32 (130 bits of randomness).
 func newID(prefix string) string {

@@ -30,7 +30,6 @@ type config struct {
 	EdgeCacheBytes   int64
 	RenderCacheBytes int64
 	EdgeFeedPoll     time.Duration
-	EdgeHitLoops     bool
 	WebhookAllowNets string
 	WebhookTimeout   time.Duration
 
@@ -49,7 +48,6 @@ type config struct {
 	SyncTombstoneRetention time.Duration
 
 	edgeFeedPoll           string // EDGECMS_EDGE_FEED_POLL as given
-	edgeHitLoops           string // EDGECMS_EDGE_HIT_LOOPS as given
 	webhookTimeout         string // EDGECMS_WEBHOOK_TIMEOUT as given
 	purgeMaxTags           string // EDGECMS_PURGE_MAX_TAGS as given
 	maintenanceInterval    string // EDGECMS_MAINTENANCE_INTERVAL as given
@@ -81,7 +79,6 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
 		{env: "EDGECMS_RENDER_CACHE_BYTES", flag: "render-cache-bytes", def: "67108864", usage: "size of the origin's in-memory cache of rendered fetch answers (0: off, every answer is rendered)", num: &renderCache},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
-		{env: "EDGECMS_EDGE_HIT_LOOPS", flag: "edge-hit-loops", def: "true", usage: "answer an edge's cache hits from event loops (Linux; false: a goroutine per connection)", str: &c.edgeHitLoops},
 		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
 		{env: "EDGECMS_PURGE_URL", flag: "purge-url", usage: "CDN purge-by-tag endpoint called after objects change (empty: no purge)", str: &c.PurgeURL},
@@ -220,11 +217,6 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_EDGE_FEED_POLL: want a duration between 1ms and 1m, got %q", c.edgeFeedPoll)
 	}
 	c.EdgeFeedPoll = d
-	loops, err := strconv.ParseBool(c.edgeHitLoops)
-	if err != nil {
-		return c, fmt.Errorf("EDGECMS_EDGE_HIT_LOOPS: want true or false, got %q", c.edgeHitLoops)
-	}
-	c.EdgeHitLoops = loops
 	wt, err := time.ParseDuration(c.webhookTimeout)
 	if err != nil || wt < time.Second || wt > 5*time.Minute {
 		return c, fmt.Errorf("EDGECMS_WEBHOOK_TIMEOUT: want a duration between 1s and 5m, got %q", c.webhookTimeout)
@@ -313,7 +305,7 @@ func (c config) LogValue() slog.Value {
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
 		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit),
-		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Bool("edgeHitLoops", c.EdgeHitLoops), slog.Duration("webhookTimeout", c.WebhookTimeout),
+		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
 		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),
 		slog.Duration("syncTombstoneRetention", c.SyncTombstoneRetention),

@@ -17,7 +17,7 @@ func TestLoadConfig(t *testing.T) {
 		check   func(c config) bool
 	}{
 		{args: nil, check: func(c config) bool {
-			return c.Addr == "127.0.0.1:8080" && c.FetchRateLimit == 10 && c.WebhookTimeout == 15*time.Second && c.EdgeFeedPoll == 50*time.Millisecond && c.EdgeHitLoops
+			return c.Addr == "127.0.0.1:8080" && c.FetchRateLimit == 10 && c.WebhookTimeout == 15*time.Second && c.EdgeFeedPoll == 50*time.Millisecond
 		}},
 		{env: map[string]string{"EDGECMS_WEBHOOK_TIMEOUT": "30s"}, check: func(c config) bool { return c.WebhookTimeout == 30*time.Second }},
 		{env: map[string]string{"EDGECMS_ADDR": "0.0.0.0:1"}, args: []string{"--addr", "127.0.0.1:9"}, check: func(c config) bool { return c.Addr == "127.0.0.1:9" }},
@@ -36,13 +36,11 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--render-cache-bytes", "-1"}, wantErr: "EDGECMS_RENDER_CACHE_BYTES"},
 		{env: map[string]string{"EDGECMS_RENDER_CACHE_BYTES": "lots"}, wantErr: "EDGECMS_RENDER_CACHE_BYTES"},
 		{args: []string{"--edge-feed-poll", "2h"}, wantErr: "EDGECMS_EDGE_FEED_POLL"},
-		{args: []string{"--edge-hit-loops", "sometimes"}, wantErr: "EDGECMS_EDGE_HIT_LOOPS"},
 		// What reaches the edge.
-		{args: nil, check: func(c config) bool { return !c.edgeConfig(nil, "").NoHitLoops }},
-		{env: map[string]string{"EDGECMS_EDGE_HIT_LOOPS": "false", "EDGECMS_EDGE_CACHE_BYTES": "1048576", "EDGECMS_EDGE_FEED_POLL": "20ms"},
+		{env: map[string]string{"EDGECMS_EDGE_CACHE_BYTES": "1048576", "EDGECMS_EDGE_FEED_POLL": "20ms"},
 			check: func(c config) bool {
 				ec := c.edgeConfig(nil, "http://origin:8080")
-				return ec.NoHitLoops && ec.CacheBytes == 1<<20 && ec.FeedPoll == 20*time.Millisecond && ec.OriginURL == "http://origin:8080"
+				return ec.CacheBytes == 1<<20 && ec.FeedPoll == 20*time.Millisecond && ec.OriginURL == "http://origin:8080"
 			}},
 		{args: []string{"--database-url", "mysql://x"}, wantErr: "DATABASE_URL"},
 

@@ -38,7 +38,7 @@ func newEdge(ctx context.Context, cfg config, originURL string, log *slog.Logger
 
 // edgeConfig is the edge's configuration on st in front of originURL.
 func (c config) edgeConfig(st store.Store, originURL string) edge.Config {
-	return edge.Config{Store: st, OriginURL: originURL, CacheBytes: c.EdgeCacheBytes, FeedPoll: c.EdgeFeedPoll, NoHitLoops: !c.EdgeHitLoops}
+	return edge.Config{Store: st, OriginURL: originURL, CacheBytes: c.EdgeCacheBytes, FeedPoll: c.EdgeFeedPoll}
 }
 
 // runEdge runs an edge alone: no database, the store and the origin at
@@ -120,6 +120,6 @@ func (c config) edgeLog() slog.Value {
 	return slog.GroupValue(
 		slog.String("addr", c.Addr), slog.String("store", redactStore(c.Store)), slog.String("origin", c.OriginURL),
 		slog.Bool("tls", c.TLSCert != ""), slog.Int64("edgeCacheBytes", c.EdgeCacheBytes),
-		slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Bool("edgeHitLoops", c.EdgeHitLoops),
+		slog.Duration("edgeFeedPoll", c.EdgeFeedPoll),
 	)
 }

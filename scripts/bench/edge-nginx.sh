@@ -6,17 +6,14 @@
 # database, the origin unused) serves the same objects through the Fetch API
 # with its key check and headers. Both are measured with the same wrk
 # settings on the same item, one run each; the script prints both figures
-# and the ratio. Targets (issue 4): edge >= 1.0x nginx, edge p99 <= 2 ms at
-# 64 connections.
+# and the ratio. Targets: edge >= 1.0x nginx, edge p99 <= 2 ms at 64
+# connections.
 #
 #   bash scripts/bench/edge-nginx.sh      # needs nginx and wrk (apt-get install -y nginx wrk)
 #
 # BENCH_SECONDS (default 10), BENCH_CONNECTIONS (64), BENCH_SIZE (body
-# bytes, 1024) change the run.
-#
-# The edge answers hits from its event loops (Linux); run the script with
-# EDGECMS_EDGE_HIT_LOOPS=false to measure the goroutine-per-connection
-# server instead.
+# bytes, 1024) change the run; BENCH_NGINX_PORT and BENCH_EDGE_PORT fix the
+# loopback ports (default: free ones).
 #
 # wrk and the servers share the machine. Unpinned, on a small machine they
 # compete for the same cores, and the figures measure how the kernel shares
@@ -87,7 +84,7 @@ chmod -R a+rX "$tmp"
 
 # nginx: a foreground master on a free loopback port (see above for its
 # settings).
-nport=$(freeport)
+nport=${BENCH_NGINX_PORT:-$(freeport)}
 mkdir -p "$tmp/nginx"
 sendfile="sendfile off;"
 [ "${BENCH_NGINX_SENDFILE:-off}" = off ] || sendfile="sendfile on; tcp_nopush on;"
@@ -122,7 +119,7 @@ ${srvpin[@]+"${srvpin[@]}"} "$NGINX" -p "$tmp/nginx" -c "$tmp/nginx/nginx.conf" 
 npid=$!
 pids+=($npid)
 
-eport=$(freeport)
+eport=${BENCH_EDGE_PORT:-$(freeport)}
 ${srvpin[@]+"${srvpin[@]}"} env -u DATABASE_URL ${goprocs[@]+"${goprocs[@]}"} EDGECMS_STORE="$tmp/store" EDGECMS_ORIGIN_URL=http://127.0.0.1:9 EDGECMS_ADDR=127.0.0.1:$eport \
   "$tmp/edgecms" edge 2>"$tmp/edge.log" &
 epid=$!
