@@ -3,6 +3,7 @@ package edge
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"time"
 
@@ -58,6 +59,9 @@ func (s *Server) forwardFetch(c *fasthttp.RequestCtx, req fetch.Request, key str
 // headers and body; the origin's status, headers and body come back
 // unchanged.
 func (s *Server) proxy(c *fiber.Ctx) error {
+	if err := s.limitBody(c.Context()); err != nil {
+		return err
+	}
 	return s.roundTrip(c.Context(), string(c.Request().Header.RequestURI()))
 }
 
@@ -148,6 +152,11 @@ func (s *Server) exchange(c *fasthttp.RequestCtx, uri string, res *fasthttp.Resp
 		for _, h := range []string{fasthttp.HeaderIfNoneMatch, fasthttp.HeaderContentLength, fasthttp.HeaderTransferEncoding} {
 			out.Header.Del(h)
 		}
+	} else if in.IsBodyStream() {
+		// An upload (limitBody). Wrapped: the client releases a body
+		// stream of fasthttp's own type once sent, which the server still
+		// owns.
+		out.SetBodyStream(struct{ io.Reader }{in.BodyStream()}, in.Header.ContentLength())
 	} else {
 		out.SetBodyRaw(in.Body())
 	}

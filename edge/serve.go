@@ -36,8 +36,16 @@ var (
 // is the edge's hot path); everything else goes to the app.
 func (s *Server) fastPath(app fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(c *fasthttp.RequestCtx) {
+		defer finishBody(c)
 		if c.IsGet() || c.IsHead() {
-			if t := requestTarget(&c.Request); !originPath(t.cleanPath) {
+			t := requestTarget(&c.Request)
+			if assetPath(t.cleanPath) {
+				if err := s.serveAsset(c, t); err != nil {
+					s.writeProblem(c, err)
+				}
+				return
+			}
+			if !originPath(t.cleanPath) {
 				if err := s.serveFetch(c, t); err != nil {
 					s.writeProblem(c, err)
 				}
