@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/media"
+	"github.com/edgecms/edgecms/media/imaging"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
 )
@@ -379,9 +380,9 @@ func (s *Server) redirectAsset(c *fiber.Ctx) error {
 	return c.Redirect(target, fiber.StatusMovedPermanently)
 }
 
-// serveAsset serves the bytes of an asset (or a variant, when the query
-// asks for a transform: see serveVariant): public (an <img> sends no key),
-// cached for good, and only while an asset has them.
+// serveAsset serves the bytes of an asset, or the variant an image
+// transform in the query asks for: public (an <img> sends no key), cached
+// for good, and only while an asset has the bytes.
 func (s *Server) serveAsset(c *fiber.Ctx) error {
 	key, t, err := assetKey(c)
 	if err != nil {
@@ -391,16 +392,79 @@ func (s *Server) serveAsset(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.UserContext()
-	if _, err := s.store.AssetByKey(ctx, key); err != nil {
-		return err
-	}
-	rc, info, err := objects.Open(ctx, key)
+	tr, variant, err := media.ParseTransform(string(c.Context().QueryArgs().QueryString()), t, s.cfg.ImageSizes, c.Get(fiber.HeaderAccept))
 	if err != nil {
 		return err
 	}
-	media.Serve(c.Context(), rc, info, t, false)
+	ctx := c.UserContext()
+	a, err := s.store.AssetByKey(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !variant {
+		rc, info, err := objects.Open(ctx, key)
+		if err != nil {
+			return err
+		}
+		media.Serve(c.Context(), rc, info, t, false)
+		return nil
+	}
+	vkey, _ := tr.Key(key)
+	rc, info, err := objects.Open(ctx, vkey)
+	if err == nil {
+		media.Serve(c.Context(), rc, info, tr.Format, tr.ByAccept)
+		return nil
+	}
+	if !problem.Is(err, problem.NotFound) {
+		return err
+	}
+	v, err, _ := s.variants.Do(vkey, func() (any, error) { return s.renderVariant(ctx, objects, a, t, tr, vkey) })
+	if err != nil {
+		return err
+	}
+	body := v.([]byte)
+	info = store.Info{Key: vkey, Size: int64(len(body)), ContentType: tr.Format.ContentType, CacheControl: media.CacheControl,
+		ETag: store.ETag(body)}
+	media.Serve(c.Context(), io.NopCloser(bytes.NewReader(body)), info, tr.Format, tr.ByAccept)
 	return nil
+}
+
+// renderVariant renders the variant tr of asset a (of type t) and stores it
+// at vkey; concurrent requests for one variant share one render
+// (Server.variants), and renders run at most one per CPU at a time.
+func (s *Server) renderVariant(ctx context.Context, objects store.Store, a content.Asset, t media.Type, tr media.Transform, vkey string) ([]byte, error) {
+	if int64(a.Width)*int64(a.Height) > imaging.MaxPixels {
+		return nil, problem.Field("w", "the image is %dx%d pixels: images over %d megapixels are served as they are, not transformed",
+			a.Width, a.Height, imaging.MaxPixels/1_000_000)
+	}
+	select {
+	case s.renders <- struct{}{}:
+		defer func() { <-s.renders }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	rc, _, err := objects.Open(ctx, a.Key)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	if err := imaging.Render(&out, rc, t, tr); err != nil {
+		if errors.Is(err, imaging.ErrTooLarge) {
+			return nil, problem.Field("w", "%v", err)
+		}
+		return nil, fmt.Errorf("render %s: %w", vkey, err)
+	}
+	if _, err := objects.Put(ctx, store.Object{Key: vkey, Body: out.Bytes(), ContentType: tr.Format.ContentType,
+		CacheControl: media.CacheControl}); err != nil {
+		return nil, err
+	}
+	// A deletion of the asset meanwhile listed the variants before this
+	// one was stored: remove it, as the deletion would have.
+	if _, err := s.store.AssetByKey(ctx, a.Key); problem.Is(err, problem.NotFound) {
+		objects.Delete(ctx, vkey)
+	}
+	return out.Bytes(), nil
 }
 
 // assetList is the body that names assets of a gallery.

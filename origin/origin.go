@@ -10,9 +10,11 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
@@ -100,6 +102,11 @@ type Server struct {
 
 	users                       *users.Store
 	emailThrottle, addrThrottle *throttle.Limiter
+
+	// variants shares one render among concurrent requests of an image
+	// variant; renders bounds the renders running at once.
+	variants singleflight.Group
+	renders  chan struct{}
 }
 
 // New builds the origin's Fiber app.
@@ -137,7 +144,8 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	s := &Server{cfg: cfg, store: store, log: log,
 		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit),
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
-		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle)}
+		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle),
+		renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
 		BodyLimit:             cfg.BodyLimit,
