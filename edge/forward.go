@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -93,7 +94,7 @@ func (s *Server) forwardShared(c *fasthttp.RequestCtx, key, uri string) error {
 	v.(*fasthttp.Response).CopyTo(res)
 	res.SkipBody = skip
 	if inm := c.Request.Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && res.StatusCode() == fasthttp.StatusOK {
-		if etag := peekFold(&res.Header, hETag); len(etag) > 0 && etagMatch(inm, etag) {
+		if etag := peekFold(&res.Header, hETag); len(etag) > 0 && media.ETagMatch(inm, etag) {
 			// The origin's 304: its 200's headers, no body, no Content-Type
 			// (which fasthttp writes while the length is not zero, and
 			// leaves the length of a 304 as it is).

@@ -10,6 +10,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/streambody"
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -36,7 +38,7 @@ var (
 // is the edge's hot path); everything else goes to the app.
 func (s *Server) fastPath(app fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(c *fasthttp.RequestCtx) {
-		defer finishBody(c)
+		defer streambody.Finish(c)
 		if c.IsGet() || c.IsHead() {
 			t := requestTarget(&c.Request)
 			if assetPath(t.cleanPath) {
@@ -173,24 +175,12 @@ func (s *Server) send(c *fasthttp.RequestCtx, e *entry, xcache []byte, now int64
 	if e.surrogateKey != nil {
 		h.SetCanonical(hSurrogateKey, e.surrogateKey)
 	}
-	if inm := c.Request.Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && etagMatch(inm, e.etag) {
+	if inm := c.Request.Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && media.ETagMatch(inm, e.etag) {
 		res.SetStatusCode(fasthttp.StatusNotModified)
 		return
 	}
 	h.SetContentTypeBytes(e.contentType)
 	res.SetBodyRaw(e.body)
-}
-
-// etagMatch reports whether an If-None-Match header value matches etag
-// (weak comparison, as for GET).
-func etagMatch(header, etag []byte) bool {
-	for t := range bytes.SplitSeq(header, []byte(",")) {
-		t = bytes.TrimPrefix(bytes.TrimSpace(t), []byte("W/"))
-		if bytes.Equal(t, etag) || string(t) == "*" {
-			return true
-		}
-	}
-	return false
 }
 
 // problemBody is the JSON problem document of err.

@@ -30,7 +30,7 @@ func Serve(c *fasthttp.RequestCtx, body io.ReadCloser, info store.Info, t Type, 
 	if varyAccept {
 		h.Set(fasthttp.HeaderVary, "Accept")
 	}
-	if inm := c.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && etagMatch(inm, []byte(info.ETag)) {
+	if inm := c.Request.Header.Peek(fasthttp.HeaderIfNoneMatch); len(inm) > 0 && ETagMatch(inm, []byte(info.ETag)) {
 		body.Close()
 		c.SetStatusCode(fasthttp.StatusNotModified)
 		return
@@ -45,9 +45,9 @@ func Serve(c *fasthttp.RequestCtx, body io.ReadCloser, info store.Info, t Type, 
 	c.SetBodyStream(body, int(info.Size))
 }
 
-// etagMatch reports whether an If-None-Match header value matches etag
+// ETagMatch reports whether an If-None-Match header value matches etag
 // (weak comparison, as for GET).
-func etagMatch(header, etag []byte) bool {
+func ETagMatch(header, etag []byte) bool {
 	for t := range bytes.SplitSeq(header, []byte(",")) {
 		t = bytes.TrimPrefix(bytes.TrimSpace(t), []byte("W/"))
 		if bytes.Equal(t, etag) || string(t) == "*" {

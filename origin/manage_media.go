@@ -17,6 +17,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/internal/streambody"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/media/imaging"
 	"github.com/edgecms/edgecms/problem"
@@ -26,10 +27,6 @@ import (
 // oldAssetPath is where asset bytes were served before they moved to
 // {guid}/assets/ below the public URL: requests there are redirected.
 const oldAssetPath = "/api/assets/"
-
-// multipartSlack is what a multipart upload body may hold beside the file:
-// boundaries, part headers, the label and the file name.
-const multipartSlack = 1 << 20
 
 // maxUploadField bounds the label and fileName fields of a multipart
 // upload, in bytes (the content checks count characters).
@@ -126,7 +123,7 @@ func (s *Server) readUpload(c *fiber.Ctx) (*upload, error) {
 		}
 		return up, nil
 	}
-	limit := s.cfg.UploadLimit + multipartSlack
+	limit := s.cfg.UploadLimit + streambody.MultipartSlack
 	if int64(c.Request().Header.ContentLength()) > limit {
 		return nil, s.uploadTooLarge()
 	}

@@ -332,11 +332,19 @@ func writeSidecarTemp(dir string, entry *metaEntry, old []byte) (string, error) 
 // writeTemp writes data to a new temporary file in dir, readable by all
 // (a web server may serve the folder), flushed to disk, and returns its path.
 func writeTemp(dir string, data []byte) (string, error) {
+	return writeTempFrom(dir, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeTempFrom is writeTemp with the content written by write.
+func writeTempFrom(dir string, write func(io.Writer) error) (string, error) {
 	t, err := os.CreateTemp(dir, tempPattern)
 	if err != nil {
 		return "", err
 	}
-	_, err = t.Write(data)
+	err = write(t)
 	if err == nil {
 		err = t.Chmod(0o644)
 	}
@@ -380,29 +388,24 @@ func (f *folder) PutFrom(ctx context.Context, o Object, r io.Reader, size int64)
 	if err := f.makeDirs(o.Key); err != nil {
 		return false, fmt.Errorf("put %s: %w", o.Key, err)
 	}
-	t, err := os.CreateTemp(filepath.Dir(f.bodyPath(o.Key)), tempPattern)
-	if err != nil {
-		return false, fmt.Errorf("put %s: %w", o.Key, err)
-	}
-	defer os.Remove(t.Name()) // a no-op once renamed
-	n, sum, err := copyBody(t, r, size)
-	if err == nil {
-		err = t.Chmod(0o644)
-	}
-	if err == nil {
-		err = t.Sync()
-	}
-	if cerr := t.Close(); err == nil {
-		err = cerr
+	var n int64
+	var sum string
+	bodyTemp, err := writeTempFrom(filepath.Dir(f.bodyPath(o.Key)), func(w io.Writer) (err error) {
+		n, sum, err = copyBody(w, r, size)
+		return err
+	})
+	if problem.Is(err, problem.Invalid) {
+		return false, err
 	}
 	if err != nil {
 		return false, fmt.Errorf("put %s: %w", o.Key, err)
 	}
+	defer os.Remove(bodyTemp) // a no-op once renamed
 	o.ETag = quoteHash(sum)
 	if cur, err := f.currentInfo(o.Key); err == nil && sameSized(cur, o, n) {
 		return false, nil
 	}
-	if err := f.commit(o, n, t.Name()); err != nil {
+	if err := f.commit(o, n, bodyTemp); err != nil {
 		return false, fmt.Errorf("put %s: %w", o.Key, err)
 	}
 	return true, nil
