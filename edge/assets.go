@@ -34,7 +34,8 @@ func (s *Server) serveAsset(c *fasthttp.RequestCtx, t target) error {
 	key := string(t.cleanPath[1:])
 	_, _, typ, ok := media.ParseKey(key)
 	if !ok {
-		return problem.NotFoundf("no asset at this address")
+		// Not a canonical key (an upper-case guid, say): the origin knows.
+		return s.roundTrip(c, string(c.Request.Header.RequestURI()))
 	}
 	tr, variant, err := media.ParseTransform(string(t.query), typ, s.cfg.ImageSizes, string(c.Request.Header.Peek(fasthttp.HeaderAccept)))
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -83,6 +84,15 @@ func TestAssetsThroughEdge(t *testing.T) {
 	if res.status != 200 || !bytes.Equal(res.body, photo.Bytes()) || res.header.Get("Content-Type") != "image/jpeg" ||
 		res.header.Get("Cache-Control") != "public, max-age=31536000, immutable" {
 		t.Fatalf("GET the original from the edge = %d %v", res.status, res.header)
+	}
+
+	res = do(t, "HEAD", a.URL, nil)
+	if res.status != 200 || len(res.body) != 0 || res.header.Get("Content-Length") != fmt.Sprint(photo.Len()) {
+		t.Errorf("HEAD the original from the edge = %d, %d bytes, Content-Length %q", res.status, len(res.body), res.header.Get("Content-Length"))
+	}
+	upper := e.url + "/PICS/assets/" + a.SHA256 + ".jpg"
+	if res := do(t, "GET", upper, nil); res.status != 200 || !bytes.Equal(res.body, photo.Bytes()) {
+		t.Errorf("GET %s (through the origin) = %d", upper, res.status)
 	}
 
 	// What AgilityPic asks for: ?format=auto&w=, from a browser taking WebP.
