@@ -123,7 +123,9 @@ func Inspect(r io.ReaderAt, size int64) (Info, error) {
 	case PNG:
 		cfg, err = png.DecodeConfig(sr)
 	case JPEG:
-		cfg, err = jpeg.DecodeConfig(sr)
+		if cfg, err = jpeg.DecodeConfig(sr); err == nil && Turned(JPEGOrientation(jpegHead(r, size))) {
+			cfg.Width, cfg.Height = cfg.Height, cfg.Width // as shown
+		}
 	case GIF:
 		cfg, err = gif.DecodeConfig(sr)
 	case WebP:
@@ -146,6 +148,16 @@ func Inspect(r io.ReaderAt, size int64) (Info, error) {
 		return Info{}, fmt.Errorf("is %dx%d pixels; each side must be 1 to %d", cfg.Width, cfg.Height, MaxSide)
 	}
 	return Info{Type: t, Width: cfg.Width, Height: cfg.Height}, nil
+}
+
+// maxJPEGHead is how much of a JPEG is searched for its EXIF segment.
+const maxJPEGHead = 128 << 10
+
+// jpegHead reads the first bytes of a JPEG, where its EXIF segment is.
+func jpegHead(r io.ReaderAt, size int64) []byte {
+	b := make([]byte, min(size, maxJPEGHead))
+	n, _ := r.ReadAt(b, 0)
+	return b[:n]
 }
 
 // svgNamespace is the namespace of an SVG document's root.

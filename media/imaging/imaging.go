@@ -82,11 +82,56 @@ func decode(r io.Reader, src media.Type) (image.Image, error) {
 	if int64(cfg.Width)*int64(cfg.Height) > MaxPixels {
 		return nil, ErrTooLarge
 	}
+	orientation := 1
+	if src == media.JPEG {
+		orientation = media.JPEGOrientation(head.b)
+	}
 	img, err := decodeImage(io.MultiReader(&head, r))
 	if err != nil {
 		return nil, fmt.Errorf("imaging: %w", err)
 	}
-	return img, nil
+	return orient(img, orientation), nil
+}
+
+// orient turns an image as its EXIF orientation says it is shown (1 to 8,
+// TIFF's: 2 mirrored, 3 half a turn, 4 upside down mirrored, 5 to 8 a
+// quarter turn, mirrored or not).
+func orient(img image.Image, o int) image.Image {
+	if o < 2 || o > 8 {
+		return img
+	}
+	b := img.Bounds()
+	src := image.NewRGBA(image.Rect(0, 0, b.Dx(), b.Dy()))
+	draw.Draw(src, src.Bounds(), img, b.Min, draw.Src)
+	w, h := b.Dx(), b.Dy()
+	dw, dh := w, h
+	if media.Turned(o) {
+		dw, dh = h, w
+	}
+	dst := image.NewRGBA(image.Rect(0, 0, dw, dh))
+	for y := range h {
+		for x := range w {
+			var dx, dy int
+			switch o {
+			case 2:
+				dx, dy = w-1-x, y
+			case 3:
+				dx, dy = w-1-x, h-1-y
+			case 4:
+				dx, dy = x, h-1-y
+			case 5:
+				dx, dy = y, x
+			case 6:
+				dx, dy = h-1-y, x
+			case 7:
+				dx, dy = h-1-y, w-1-x
+			case 8:
+				dx, dy = y, w-1-x
+			}
+			copy(dst.Pix[dy*dst.Stride+4*dx:dy*dst.Stride+4*dx+4], src.Pix[y*src.Stride+4*x:y*src.Stride+4*x+4])
+		}
+	}
+	return dst
 }
 
 // headBuffer keeps what a header read took from a stream, to give it to

@@ -92,3 +92,56 @@ func BenchmarkRender(b *testing.B) {
 		})
 	}
 }
+
+// withOrientation inserts an EXIF segment saying orientation o after the
+// start of a JPEG, as cameras write it.
+func withOrientation(jpg []byte, o byte) []byte {
+	tiff := []byte("MM\x00\x2a\x00\x00\x00\x08" + // big-endian TIFF header, IFD at 8
+		"\x00\x01" + // one entry
+		"\x01\x12\x00\x03\x00\x00\x00\x01\x00") // orientation, SHORT, 1 value
+	tiff = append(tiff, o, 0, 0, 0, 0, 0, 0)
+	seg := append([]byte("Exif\x00\x00"), tiff...)
+	app1 := append([]byte{0xff, 0xe1, byte((len(seg) + 2) >> 8), byte(len(seg) + 2)}, seg...)
+	return append(append([]byte{0xff, 0xd8}, app1...), jpg[2:]...)
+}
+
+// TestOrientation checks that a photo stored sideways with an EXIF
+// orientation is measured and transformed as browsers show it.
+func TestOrientation(t *testing.T) {
+	t.Parallel()
+	img := image.NewRGBA(image.Rect(0, 0, 40, 20))
+	for y := range 20 {
+		for x := range 40 {
+			c := color.RGBA{R: 255, A: 255} // left half red, right half blue
+			if x >= 20 {
+				c = color.RGBA{B: 255, A: 255}
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var b bytes.Buffer
+	jpeg.Encode(&b, img, &jpeg.Options{Quality: 95})
+	turned := withOrientation(b.Bytes(), 6) // turn a quarter clockwise to show
+	if o := media.JPEGOrientation(turned); o != 6 {
+		t.Fatalf("JPEGOrientation = %d, want 6", o)
+	}
+	info, err := media.Inspect(bytes.NewReader(turned), int64(len(turned)))
+	if err != nil || info.Width != 20 || info.Height != 40 {
+		t.Errorf("Inspect = %+v, %v; want 20x40 as shown", info, err)
+	}
+	var out bytes.Buffer
+	if err := imaging.Render(&out, bytes.NewReader(turned), media.JPEG, media.Transform{Format: media.PNG}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := png.Decode(&out)
+	if err != nil || v.Bounds().Dx() != 20 || v.Bounds().Dy() != 40 {
+		t.Fatalf("variant = %v, %v; want 20x40", v.Bounds(), err)
+	}
+	top, bottom := color.RGBAModel.Convert(v.At(10, 5)).(color.RGBA), color.RGBAModel.Convert(v.At(10, 35)).(color.RGBA)
+	if top.R < 200 || top.B > 60 || bottom.B < 200 || bottom.R > 60 {
+		t.Errorf("turned variant: top %v, bottom %v; want red above blue", top, bottom)
+	}
+	if o := media.JPEGOrientation(b.Bytes()); o != 1 {
+		t.Errorf("JPEGOrientation without EXIF = %d, want 1", o)
+	}
+}
