@@ -21,6 +21,7 @@ import (
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/internal/testcert"
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/render"
 )
@@ -85,19 +86,6 @@ func fill(t *testing.T) *service {
 // configuration cfg (Render is set here), until the test ends.
 func (s *service) serve(t *testing.T, cfg origin.Config) {
 	t.Helper()
-	store := s.store
-	r := render.New(store)
-	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
-		site, err := render.LoadSite(ctx, store, req.Guid)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, err := r.Render(ctx, site, req)
-		return res.Body, res.Tags, err
-	}
-	cfg.Render = renderFn
-	srv := origin.New(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
-
 	certPEM, keyPEM := testcert.New(t)
 	s.caFile = filepath.Join(t.TempDir(), "ca.pem")
 	if err := os.WriteFile(s.caFile, certPEM, 0o600); err != nil {
@@ -111,6 +99,22 @@ func (s *service) serve(t *testing.T, cfg origin.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	store := s.store
+	// Asset URLs are made below the address the tests reach (the renderer
+	// takes it when it is made).
+	store.PublicURL = media.PublicURL("https://" + ln.Addr().String())
+	r := render.New(store)
+	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+		site, err := render.LoadSite(ctx, store, req.Guid)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := r.Render(ctx, site, req)
+		return res.Body, res.Tags, err
+	}
+	cfg.Render = renderFn
+	srv := origin.New(cfg, store, slog.New(slog.NewTextHandler(io.Discard, nil)))
+
 	go srv.App().Listener(ln)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -28,6 +28,7 @@ import (
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/testcert"
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
@@ -419,7 +420,7 @@ func TestFetchSDKSyncMethods(t *testing.T) {
 	var asset content.Asset
 	json.NewDecoder(resp.Body).Decode(&asset)
 	resp.Body.Close()
-	if resp.StatusCode != 201 || !strings.HasPrefix(asset.URL, s.base+"/api/assets/") {
+	if resp.StatusCode != 201 || !strings.HasPrefix(asset.URL, s.base+"/"+s.inst.Guid+"/assets/") {
 		t.Fatalf("upload = %d %+v", resp.StatusCode, asset)
 	}
 	galleries, err := s.store.Galleries(ctx, s.inst)
@@ -600,6 +601,17 @@ func TestSyncTokensUnderConcurrentPublishing(t *testing.T) {
 func TestSyncThroughEdge(t *testing.T) {
 	s := startSync(t)
 	ctx := context.Background()
+	certPEM, keyPEM := testcert.New(t)
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Asset URLs are the edge's.
+	s.store.PublicURL = media.PublicURL("https://" + eln.Addr().String())
 	objects := store.NewMemory(nil)
 	r := render.New(s.store)
 	t.Cleanup(func() { r.Close() })
@@ -620,15 +632,6 @@ func TestSyncThroughEdge(t *testing.T) {
 	t.Cleanup(func() { org.Shutdown(context.Background()) })
 	front, err := edge.New(edge.Config{Store: store.NewMemory(nil), OriginURL: "http://" + oln.Addr().String()},
 		slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM, keyPEM := testcert.New(t)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{cert}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -674,7 +677,7 @@ func TestSyncThroughEdge(t *testing.T) {
 	var asset content.Asset
 	json.NewDecoder(resp.Body).Decode(&asset)
 	resp.Body.Close()
-	if resp.StatusCode != 201 || !strings.HasPrefix(asset.URL, s.base+"/api/assets/") {
+	if resp.StatusCode != 201 || !strings.HasPrefix(asset.URL, s.base+"/"+s.inst.Guid+"/assets/") {
 		t.Fatalf("upload through the edge = %d, url %q (want the edge's address)", resp.StatusCode, asset.URL)
 	}
 	res, body := s.do(t, strings.TrimPrefix(asset.URL, s.base), nil)

@@ -6,12 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"image"
-	_ "image/gif" // decoders that image.DecodeConfig uses
-	_ "image/jpeg"
-	_ "image/png"
-	"net/http"
+	"maps"
 	"path"
 	"strings"
 	"time"
@@ -20,84 +17,74 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
 
-// Asset is an uploaded file: an image whose bytes live in the object store
-// under a key made from their SHA-256 (see AssetFile.Key), with what the
-// Fetch API shows of it.
+// Asset is an uploaded file whose bytes live in the object store under a
+// key made from their SHA-256 (see AssetFile.Key), with what the Fetch API
+// shows of it.
 type Asset struct {
 	ID          int64  `db:"id" json:"assetID"`
 	FileName    string `db:"file_name" json:"fileName"`
 	Label       string `db:"label" json:"label"`
 	ContentType string `db:"content_type" json:"contentType"`
 	Size        int64  `db:"size" json:"size"`
-	// Width and Height are the image's size in pixels, read from its bytes.
+	// Width and Height are the pixel size read from the bytes (0 when the
+	// type has none: PDF, an SVG without a declared size).
 	Width  int    `db:"width" json:"width"`
 	Height int    `db:"height" json:"height"`
 	SHA256 string `db:"sha256" json:"sha256"`
-	// Key is the object key of the bytes, URL where they are served.
+	// Key is the object key of the bytes, relative to the store; URL is
+	// where they are served, made from the key and Store.PublicURL.
 	Key       string    `db:"object_key" json:"key"`
-	URL       string    `db:"url" json:"url"`
+	URL       string    `db:"-" json:"url"`
 	CreatedAt time.Time `db:"created_at" json:"createdAt"`
 	Modified  time.Time `db:"modified_at" json:"modified"`
 }
 
-// MaxAssetBytes is the largest file an asset may have. (The origin's body
-// limit applies before it.)
-const MaxAssetBytes = 16 << 20
+// DefaultMaxAssetBytes is the default upload limit of an asset file
+// (EDGECMS_UPLOAD_MAX_BYTES).
+const DefaultMaxAssetBytes = 50 << 20
 
-// maxAssetSide bounds the width and the height of an image asset, in pixels.
-const maxAssetSide = 20000
-
-// AssetFile is what InspectAsset learns from the bytes of an upload.
+// AssetFile is what an upload's bytes tell: read by media.Inspect and
+// hashed while they were stored.
 type AssetFile struct {
-	ContentType   string // image/png, image/jpeg or image/gif
-	Ext           string // png, jpg or gif
+	ContentType   string // one of media.Types
+	Ext           string // its key extension
 	SHA256        string // lower-case hex
 	Size          int64
 	Width, Height int
 }
 
-// assetTypes are the accepted types: content type, extension and the name
-// image.DecodeConfig gives the format.
-var assetTypes = []struct{ contentType, ext, format string }{
-	{"image/png", "png", "png"},
-	{"image/jpeg", "jpg", "jpeg"},
-	{"image/gif", "gif", "gif"},
+// NewAssetFile is the AssetFile of bytes that media.Inspect read as info,
+// of the given size and SHA-256 (hex).
+func NewAssetFile(info media.Info, sha256Hex string, size int64) AssetFile {
+	return AssetFile{ContentType: info.Type.ContentType, Ext: info.Type.Ext, SHA256: sha256Hex,
+		Size: size, Width: info.Width, Height: info.Height}
 }
 
-// InspectAsset checks the bytes of an upload and reads what an asset
-// records of them. The type is taken from the content, never from a name
-// or header: a PNG, JPEG or GIF image whose header decodes, at most
-// MaxAssetBytes and maxAssetSide pixels a side. Anything else is an Invalid
-// problem on the field "file" (TooLarge when the file is over the limit).
+// InspectAsset inspects the bytes of a file held in memory (the origin
+// streams uploads instead), as an upload's are: an accepted type
+// (media.Inspect) of at most DefaultMaxAssetBytes. Anything else is an
+// Invalid problem on the field "file" (TooLarge when it is over the limit).
 func InspectAsset(body []byte) (AssetFile, error) {
 	if len(body) == 0 {
 		return AssetFile{}, problem.Field("file", "is empty")
 	}
-	if len(body) > MaxAssetBytes {
+	if len(body) > DefaultMaxAssetBytes {
 		return AssetFile{}, &problem.Error{Kind: problem.TooLarge,
-			Detail: fmt.Sprintf("file: %d bytes is over the asset limit of %d bytes", len(body), MaxAssetBytes),
-			Fields: []problem.FieldError{{Field: "file", Reason: fmt.Sprintf("must be at most %d bytes", MaxAssetBytes)}}}
+			Detail: fmt.Sprintf("file: %d bytes is over the asset limit of %d bytes", len(body), DefaultMaxAssetBytes)}
 	}
-	sniffed := http.DetectContentType(body)
-	for _, t := range assetTypes {
-		if sniffed != t.contentType {
-			continue
-		}
-		cfg, format, err := image.DecodeConfig(bytes.NewReader(body))
-		if err != nil || format != t.format {
-			return AssetFile{}, problem.Field("file", "looks like %s but its header does not decode", t.contentType)
-		}
-		if cfg.Width <= 0 || cfg.Height <= 0 || cfg.Width > maxAssetSide || cfg.Height > maxAssetSide {
-			return AssetFile{}, problem.Field("file", "is %dx%d pixels; each side must be 1 to %d", cfg.Width, cfg.Height, maxAssetSide)
-		}
-		sum := sha256.Sum256(body)
-		return AssetFile{ContentType: t.contentType, Ext: t.ext, SHA256: hex.EncodeToString(sum[:]),
-			Size: int64(len(body)), Width: cfg.Width, Height: cfg.Height}, nil
+	info, err := media.Inspect(bytes.NewReader(body), int64(len(body)))
+	if errors.Is(err, media.ErrUnknownType) {
+		return AssetFile{}, problem.Field("file", "is not one of the accepted types: %s", media.Accepted)
 	}
-	return AssetFile{}, problem.Field("file", "is %s; only PNG, JPEG and GIF images are accepted", strings.TrimSuffix(sniffed, "; charset=utf-8"))
+	if err != nil {
+		return AssetFile{}, problem.Field("file", "%v", err)
+	}
+	sum := sha256.Sum256(body)
+	return NewAssetFile(info, hex.EncodeToString(sum[:]), int64(len(body))), nil
 }
 
 // Name is the file name of the bytes in the object store: {sha256}.{ext}.
@@ -105,34 +92,14 @@ func (f AssetFile) Name() string { return f.SHA256 + "." + f.Ext }
 
 // Key is the object key of the bytes: {guid}/assets/{sha256}.{ext}. The
 // same bytes always have the same key, so they can be cached for good.
-func (f AssetFile) Key(guid string) string { return AssetKey(guid, f.Name()) }
+func (f AssetFile) Key(guid string) string { return media.AssetKey(guid, f.Name()) }
 
-// AssetKey is the object key of the asset file name (as AssetFile.Name
-// makes it) of instance guid.
-func AssetKey(guid, name string) string { return strings.ToLower(guid) + "/assets/" + name }
-
-// ValidAssetName reports whether name can be the file name of asset bytes:
-// 64 lower-case hex digits, a dot and one of the accepted extensions.
-func ValidAssetName(name string) bool {
-	hash, ext, ok := strings.Cut(name, ".")
-	if !ok || len(hash) != 64 || strings.Trim(hash, "0123456789abcdef") != "" {
-		return false
-	}
-	for _, t := range assetTypes {
-		if ext == t.ext {
-			return true
-		}
-	}
-	return false
-}
-
-// NewAsset is an upload to record: its inspected file, the file name and
-// label it was given, and the URL its bytes are served at.
+// NewAsset is an upload to record: its inspected file, and the file name
+// and label it was given.
 type NewAsset struct {
 	File     AssetFile
 	FileName string
 	Label    string
-	URL      string
 }
 
 // AssetUpdate is what an update of an asset may set; nil members keep
@@ -177,9 +144,15 @@ func checkLabel(label string) *problem.FieldError {
 }
 
 const (
-	assetColumns   = `id, file_name, label, content_type, size, width, height, sha256, object_key, url, created_at, modified_at`
-	insertAssetSQL = `INSERT INTO assets (instance_id, file_name, label, content_type, size, width, height, sha256, object_key, url, created_at, modified_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING ` + assetColumns
+	assetColumns   = `id, file_name, label, content_type, size, width, height, sha256, object_key, created_at, modified_at`
+	insertAssetSQL = `INSERT INTO assets (instance_id, file_name, label, content_type, size, width, height, sha256, object_key, created_at, modified_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10) RETURNING ` + assetColumns
+	// lockAssetKeySQL serialises the creations and deletions of the assets
+	// of one object key (until the transaction ends), so that a deletion
+	// that removes the bytes and an upload of the same bytes cannot
+	// interleave (see CreateAsset).
+	lockAssetKeySQL  = `SELECT pg_advisory_xact_lock(7302001, hashtext($1))`
+	keyInUseSQL      = `SELECT EXISTS (SELECT 1 FROM assets WHERE object_key = $1)`
 	selectAssetSQL   = `SELECT ` + assetColumns + ` FROM assets WHERE instance_id = $1 AND id = $2`
 	lockAssetSQL     = selectAssetSQL + ` FOR UPDATE`
 	selectAssetsSQL  = `SELECT ` + assetColumns + ` FROM assets WHERE instance_id = $1 ORDER BY id LIMIT $2 OFFSET $3`
@@ -213,20 +186,47 @@ func (in NewAsset) Clean() (NewAsset, error) {
 	return in, problem.Fields(errs)
 }
 
-// CreateAsset records an upload whose bytes are stored at in.File.Key.
-func (s *Store) CreateAsset(ctx context.Context, inst Instance, in NewAsset) (Asset, error) {
+// CreateAsset records an upload whose bytes were stored at in.File.Key.
+// stored is called in the transaction, after the row is written and under
+// a lock on the key that DeleteAsset takes too: it must make sure that the
+// bytes are still in the store (a deletion of the last asset with the same
+// bytes may have removed them since they were stored) and store them again
+// if not. An error it returns undoes the creation.
+func (s *Store) CreateAsset(ctx context.Context, inst Instance, in NewAsset, stored func(ctx context.Context) error) (Asset, error) {
 	in, err := in.Clean()
 	if err != nil {
 		return Asset{}, err
 	}
 	f := in.File
 	var a Asset
-	err = s.db.GetContext(ctx, &a, insertAssetSQL, inst.ID, in.FileName, in.Label, f.ContentType, f.Size, f.Width, f.Height,
-		f.SHA256, f.Key(inst.Guid), in.URL, s.now())
+	err = s.transact(ctx, func(tx *sqlx.Tx) error {
+		key := f.Key(inst.Guid)
+		if _, err := tx.ExecContext(ctx, lockAssetKeySQL, key); err != nil {
+			return err
+		}
+		if err := tx.GetContext(ctx, &a, insertAssetSQL, inst.ID, in.FileName, in.Label, f.ContentType, f.Size, f.Width, f.Height,
+			f.SHA256, key, s.now()); err != nil {
+			return err
+		}
+		return stored(ctx)
+	})
 	if err != nil {
 		return Asset{}, fmt.Errorf("create asset: %w", err)
 	}
-	return a, nil
+	return s.withURL(a), nil
+}
+
+// withURL sets the asset's URL from its key.
+func (s *Store) withURL(a Asset) Asset {
+	a.URL = s.PublicURL.URL(a.Key)
+	return a
+}
+
+// withURLs sets the URLs of assets.
+func (s *Store) withURLs(as []Asset) {
+	for i := range as {
+		as[i] = s.withURL(as[i])
+	}
 }
 
 // AssetPage is one page of an instance's assets.
@@ -244,12 +244,14 @@ func (s *Store) Assets(ctx context.Context, inst Instance, take, skip int) (Asse
 	if err := s.db.GetContext(ctx, &p.TotalCount, countAssetsSQL, inst.ID); err != nil {
 		return AssetPage{}, fmt.Errorf("count assets: %w", err)
 	}
+	s.withURLs(p.Items)
 	return p, nil
 }
 
 // Asset returns one asset.
 func (s *Store) Asset(ctx context.Context, inst Instance, id int64) (Asset, error) {
-	return assetByID(ctx, s.db, inst, id)
+	a, err := assetByID(ctx, s.db, inst, id)
+	return s.withURL(a), err
 }
 
 func assetByID(ctx context.Context, q sqlx.QueryerContext, inst Instance, id int64) (Asset, error) {
@@ -268,7 +270,7 @@ func (s *Store) AssetByKey(ctx context.Context, key string) (Asset, error) {
 	if err := s.db.GetContext(ctx, &a, assetByKeySQL, key); err != nil {
 		return Asset{}, notFound(err, "no asset is stored at %q", key)
 	}
-	return a, nil
+	return s.withURL(a), nil
 }
 
 // UpdateAsset sets the file name or label of an asset. Galleries that hold
@@ -312,20 +314,26 @@ func (s *Store) UpdateAsset(ctx context.Context, inst Instance, id int64, in Ass
 	if err != nil {
 		return Asset{}, fmt.Errorf("update asset %d: %w", id, err)
 	}
-	return a, nil
+	return s.withURL(a), nil
 }
 
 // DeleteAsset deletes an asset that no gallery holds and no image field
-// uses. Its bytes stay in the object store (other assets may share them,
-// and caches may hold them for a year anyway), but are no longer served
-// once no asset has them.
-func (s *Store) DeleteAsset(ctx context.Context, inst Instance, id int64) error {
+// uses. When no other asset has its bytes, release is called with their
+// object key in the transaction, under the key's lock (see CreateAsset), to
+// remove them from the store: bytes are served, by edges straight from
+// the store, only while an asset has them. An error it returns undoes the
+// deletion. (CDN caches may keep the bytes until they expire.)
+func (s *Store) DeleteAsset(ctx context.Context, inst Instance, id int64, release func(ctx context.Context, key string) error) error {
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
-		if _, err := assetByID(ctx, tx, inst, id); err != nil {
+		a, err := assetByID(ctx, tx, inst, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, lockAssetKeySQL, a.Key); err != nil {
 			return err
 		}
 		var gallery string
-		err := tx.GetContext(ctx, &gallery, assetGalleryUse, id)
+		err = tx.GetContext(ctx, &gallery, assetGalleryUse, id)
 		if err == nil {
 			return problem.Conflictf("asset %d is in gallery %q; remove it from the gallery first", id, gallery)
 		}
@@ -344,7 +352,17 @@ func (s *Store) DeleteAsset(ctx context.Context, inst Instance, id int64) error 
 			return err
 		}
 		res, err := tx.ExecContext(ctx, deleteAssetSQL, inst.ID, id)
-		return checkAffected(res, err, "asset %d not found", id)
+		if err := checkAffected(res, err, "asset %d not found", id); err != nil {
+			return err
+		}
+		var inUse bool
+		if err := tx.GetContext(ctx, &inUse, keyInUseSQL, a.Key); err != nil {
+			return err
+		}
+		if inUse {
+			return nil
+		}
+		return release(ctx, a.Key)
 	})
 	if err != nil {
 		return fmt.Errorf("delete asset %d: %w", id, err)
@@ -353,15 +371,44 @@ func (s *Store) DeleteAsset(ctx context.Context, inst Instance, id int64) error 
 }
 
 // assetImage is the stored value of an image field made from an asset:
-// the asset's id beside the image members the Fetch API renders.
+// the asset's id and key beside the image members the Fetch API renders
+// (which makes the url from the key and the public URL).
 type assetImage struct {
 	AssetID  int64   `json:"assetID"`
-	URL      string  `json:"url"`
+	Key      string  `json:"key"`
 	Label    string  `json:"label"`
 	Target   *string `json:"target,omitempty"`
 	Filesize int64   `json:"filesize"`
 	Width    int     `json:"width"`
 	Height   int     `json:"height"`
+}
+
+// withImageURLs returns the values with a url added to each asset image
+// (an object with assetID and key), made from the key below u, as the
+// management API shows them: stored values hold the key only, so that
+// URLs follow the public URL. Values without asset images are returned as
+// they are.
+func withImageURLs(vals Values, u media.PublicURL) Values {
+	var out Values
+	for name, raw := range vals {
+		if !hasAssetID(raw) {
+			continue
+		}
+		var img map[string]json.RawMessage
+		var key string
+		if json.Unmarshal(raw, &img) != nil || json.Unmarshal(img["key"], &key) != nil || key == "" {
+			continue
+		}
+		img["url"], _ = json.Marshal(u.URL(key))
+		if out == nil {
+			out = maps.Clone(vals)
+		}
+		out[name], _ = json.Marshal(img)
+	}
+	if out == nil {
+		return vals
+	}
+	return out
 }
 
 // hasAssetID reports whether the value of an image field names an asset.
@@ -393,7 +440,7 @@ func normalizeAssetImage(ctx context.Context, q sqlx.QueryerContext, inst Instan
 	if err != nil {
 		return nil, queryError{err}
 	}
-	v := assetImage{AssetID: a.ID, URL: a.URL, Label: a.Label, Target: in.Target, Filesize: a.Size, Width: a.Width, Height: a.Height}
+	v := assetImage{AssetID: a.ID, Key: a.Key, Label: a.Label, Target: in.Target, Filesize: a.Size, Width: a.Width, Height: a.Height}
 	if in.Label != nil {
 		if fe := checkLabel(*in.Label); fe != nil {
 			return nil, fmt.Errorf("label %s", fe.Reason)

@@ -73,7 +73,7 @@ const (
 	updateGallerySQL   = `UPDATE galleries SET name = $3, description = $4, modified_at = $5 WHERE instance_id = $1 AND id = $2`
 	touchGallerySQL    = `UPDATE galleries SET modified_at = $2 WHERE id = $1`
 	deleteGallerySQL   = `DELETE FROM galleries WHERE instance_id = $1 AND id = $2`
-	galleryMediaSQL    = `SELECT a.id, a.file_name, a.label, a.content_type, a.size, a.width, a.height, a.sha256, a.object_key, a.url, a.created_at, a.modified_at
+	galleryMediaSQL    = `SELECT a.id, a.file_name, a.label, a.content_type, a.size, a.width, a.height, a.sha256, a.object_key, a.created_at, a.modified_at
 		FROM gallery_assets ga JOIN assets a ON a.id = ga.asset_id WHERE ga.gallery_id = $1 ORDER BY ga.position, a.id`
 	galleryAssetIDsSQL  = `SELECT asset_id FROM gallery_assets WHERE gallery_id = $1 ORDER BY position, asset_id`
 	instanceAssetsSQL   = `SELECT id FROM assets WHERE instance_id = $1 AND id = ANY($2)`
@@ -150,6 +150,7 @@ func (s *Store) Gallery(ctx context.Context, inst Instance, id int64) (MediaGall
 	if err := s.db.SelectContext(ctx, &g.Media, galleryMediaSQL, id); err != nil {
 		return MediaGallery{}, fmt.Errorf("gallery %d: %w", id, err)
 	}
+	s.withURLs(g.Media)
 	return g, nil
 }
 
@@ -360,9 +361,10 @@ func (r *Reader) Gallery(ctx context.Context, inst Instance, id int64) (MediaGal
 	for rows.Next() {
 		var a Asset
 		if err := rows.Scan(&a.ID, &a.FileName, &a.Label, &a.ContentType, &a.Size, &a.Width, &a.Height, &a.SHA256,
-			&a.Key, &a.URL, &a.CreatedAt, &a.Modified); err != nil {
+			&a.Key, &a.CreatedAt, &a.Modified); err != nil {
 			return g, fmt.Errorf("read gallery %d: %w", id, err)
 		}
+		a.URL = r.publicURL.URL(a.Key)
 		g.Media = append(g.Media, a)
 	}
 	if err := rows.Err(); err != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -403,7 +404,9 @@ type itemRow struct {
 	PublishedModified  *time.Time `db:"published_modified"`
 }
 
-func (r itemRow) item() Item {
+// item is the Item of the row, with the URLs of its asset images made
+// from u.
+func (r itemRow) item(u media.PublicURL) Item {
 	it := r.Item
 	if r.PublishedVersionID != nil {
 		it.Published = &PublishedInfo{VersionID: *r.PublishedVersionID, Modified: *r.PublishedModified}
@@ -411,6 +414,7 @@ func (r itemRow) item() Item {
 	if it.Fields == nil {
 		it.Fields = Values{}
 	}
+	it.Fields = withImageURLs(it.Fields, u)
 	return it
 }
 
@@ -427,7 +431,7 @@ func (s *Store) Item(ctx context.Context, inst Instance, locale string, contentI
 		}
 		return Item{}, fmt.Errorf("get item %d: %w", contentID, err)
 	}
-	return r.item(), nil
+	return r.item(s.PublicURL), nil
 }
 
 // ItemPage is one page of a container's items.
@@ -449,7 +453,7 @@ func (s *Store) Items(ctx context.Context, inst Instance, locale, referenceName 
 	}
 	p := ItemPage{Items: make([]Item, len(rows))}
 	for i, r := range rows {
-		p.Items[i] = r.item()
+		p.Items[i] = r.item(s.PublicURL)
 	}
 	if err := s.db.GetContext(ctx, &p.TotalCount, countItemsSQL, c.ID, locale); err != nil {
 		return ItemPage{}, fmt.Errorf("count items: %w", err)

@@ -108,9 +108,9 @@ func TestItemValues(t *testing.T) {
 		{"image", `{"url":"https://x/a.png","width":"10"}`, ""},
 		{"image", `"https://x/a.png"`, ""},
 		{"image", fmt.Sprintf(`{"assetID":%d}`, asset.ID),
-			fmt.Sprintf(`{"assetID":%d,"url":%q,"label":"A photo","filesize":%d,"width":40,"height":30}`, asset.ID, asset.URL, asset.Size)},
+			fmt.Sprintf(`{"assetID":%d,"key":%q,"url":%q,"label":"A photo","filesize":%d,"width":40,"height":30}`, asset.ID, asset.Key, asset.URL, asset.Size)},
 		{"image", fmt.Sprintf(`{"assetID":%d,"label":"Mine","target":"_blank"}`, asset.ID),
-			fmt.Sprintf(`{"assetID":%d,"url":%q,"label":"Mine","target":"_blank","filesize":%d,"width":40,"height":30}`, asset.ID, asset.URL, asset.Size)},
+			fmt.Sprintf(`{"assetID":%d,"key":%q,"url":%q,"label":"Mine","target":"_blank","filesize":%d,"width":40,"height":30}`, asset.ID, asset.Key, asset.URL, asset.Size)},
 		{"image", fmt.Sprintf(`{"assetID":%d}`, otherAsset.ID), ""}, // another instance's asset
 		{"image", `{"assetID":999999}`, ""},
 		{"image", `{"assetID":0}`, ""},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -319,16 +320,21 @@ const (
 // transaction mode would need them turned off.) A Reader is safe for
 // concurrent use; Close releases its statements.
 type Reader struct {
-	db    *sql.DB
-	mu    sync.Mutex
-	stmts map[string]*sql.Stmt
+	db        *sql.DB
+	mu        sync.Mutex
+	stmts     map[string]*sql.Stmt
+	publicURL media.PublicURL
 }
 
 // Reader returns a new Reader on the store's database. Keep it for the
 // life of the process (package render keeps one per Renderer).
 func (s *Store) Reader() *Reader {
-	return &Reader{db: s.db.DB, stmts: map[string]*sql.Stmt{}}
+	return &Reader{db: s.db.DB, stmts: map[string]*sql.Stmt{}, publicURL: s.PublicURL}
 }
+
+// AssetURL is the URL of the asset bytes at key, below the Store's
+// PublicURL when the Reader was made.
+func (r *Reader) AssetURL(key string) string { return r.publicURL.URL(key) }
 
 // Close releases the Reader's prepared statements.
 func (r *Reader) Close() error {

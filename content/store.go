@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -18,6 +19,11 @@ type Store struct {
 	db *sqlx.DB
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// PublicURL is the URL that asset keys are served below
+	// (EDGECMS_PUBLIC_URL): assets, galleries and the image values of
+	// items are read with URLs made from it, and Readers made after it is
+	// set render them so. Empty, URLs are root-relative paths (/{key}).
+	PublicURL media.PublicURL
 }
 
 // NewStore returns a Store on db.

@@ -37,6 +37,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
 )
@@ -61,8 +62,16 @@ type Config struct {
 	// OriginTimeout bounds one forwarded request (default 60 s).
 	OriginTimeout time.Duration
 	// BodyLimit is the largest request body forwarded, in bytes (default
-	// 2 MiB, the origin's own limit).
+	// 2 MiB, the origin's own limit), but for asset uploads.
 	BodyLimit int
+	// UploadLimit is the largest asset file an upload forwarded may send
+	// (default 50 MiB, the origin's): uploads are streamed to the origin,
+	// never held in memory.
+	UploadLimit int64
+	// ImageSizes are the widths and heights of image variants (default
+	// media.DefaultSizes); set the origin's, so that a variant is looked up
+	// under the key the origin stores it at.
+	ImageSizes []int
 	// Now is the clock (key expiry, Age); nil means the time the server
 	// read each request.
 	Now func() time.Time
@@ -75,6 +84,7 @@ const (
 	DefaultManifestRefresh = 30 * time.Second
 	DefaultOriginTimeout   = 60 * time.Second
 	DefaultBodyLimit       = 2 << 20
+	DefaultUploadLimit     = 50 << 20
 )
 
 // The edge's connection timeouts: for reading a request once begun, and
@@ -125,6 +135,12 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = DefaultBodyLimit
 	}
+	if cfg.UploadLimit <= 0 {
+		cfg.UploadLimit = DefaultUploadLimit
+	}
+	if len(cfg.ImageSizes) == 0 {
+		cfg.ImageSizes = media.DefaultSizes
+	}
 	origin, err := newOriginClient(cfg.OriginURL, cfg.OriginTimeout)
 	if err != nil {
 		return nil, err
@@ -139,6 +155,10 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 		WriteTimeout:          cfg.OriginTimeout,
 		IdleTimeout:           idleTimeout,
 		CaseSensitive:         true,
+		// Bodies come as streams, so that uploads pass to the origin as
+		// they arrive (bodies.go).
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	})
 	s.app.Use(s.proxy)
 	s.app.Server().Handler = s.fastPath(s.app.Handler())

@@ -3,6 +3,7 @@ package edge
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -58,6 +60,9 @@ func (s *Server) forwardFetch(c *fasthttp.RequestCtx, req fetch.Request, key str
 // headers and body; the origin's status, headers and body come back
 // unchanged.
 func (s *Server) proxy(c *fiber.Ctx) error {
+	if err := s.limitBody(c.Context()); err != nil {
+		return err
+	}
 	return s.roundTrip(c.Context(), string(c.Request().Header.RequestURI()))
 }
 
@@ -89,7 +94,7 @@ func (s *Server) forwardShared(c *fasthttp.RequestCtx, key, uri string) error {
 	v.(*fasthttp.Response).CopyTo(res)
 	res.SkipBody = skip
 	if inm := c.Request.Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && res.StatusCode() == fasthttp.StatusOK {
-		if etag := peekFold(&res.Header, hETag); len(etag) > 0 && etagMatch(inm, etag) {
+		if etag := peekFold(&res.Header, hETag); len(etag) > 0 && media.ETagMatch(inm, etag) {
 			// The origin's 304: its 200's headers, no body, no Content-Type
 			// (which fasthttp writes while the length is not zero, and
 			// leaves the length of a 304 as it is).
@@ -148,6 +153,11 @@ func (s *Server) exchange(c *fasthttp.RequestCtx, uri string, res *fasthttp.Resp
 		for _, h := range []string{fasthttp.HeaderIfNoneMatch, fasthttp.HeaderContentLength, fasthttp.HeaderTransferEncoding} {
 			out.Header.Del(h)
 		}
+	} else if in.IsBodyStream() {
+		// An upload (limitBody). Wrapped: the client releases a body
+		// stream of fasthttp's own type once sent, which the server still
+		// owns.
+		out.SetBodyStream(struct{ io.Reader }{in.BodyStream()}, in.Header.ContentLength())
 	} else {
 		out.SetBodyRaw(in.Body())
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/streambody"
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -36,8 +38,16 @@ var (
 // is the edge's hot path); everything else goes to the app.
 func (s *Server) fastPath(app fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(c *fasthttp.RequestCtx) {
+		defer streambody.Finish(c)
 		if c.IsGet() || c.IsHead() {
-			if t := requestTarget(&c.Request); !originPath(t.cleanPath) {
+			t := requestTarget(&c.Request)
+			if assetPath(t.cleanPath) {
+				if err := s.serveAsset(c, t); err != nil {
+					s.writeProblem(c, err)
+				}
+				return
+			}
+			if !originPath(t.cleanPath) {
 				if err := s.serveFetch(c, t); err != nil {
 					s.writeProblem(c, err)
 				}
@@ -165,24 +175,12 @@ func (s *Server) send(c *fasthttp.RequestCtx, e *entry, xcache []byte, now int64
 	if e.surrogateKey != nil {
 		h.SetCanonical(hSurrogateKey, e.surrogateKey)
 	}
-	if inm := c.Request.Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && etagMatch(inm, e.etag) {
+	if inm := c.Request.Header.PeekBytes(hIfNoneMatch); len(inm) > 0 && media.ETagMatch(inm, e.etag) {
 		res.SetStatusCode(fasthttp.StatusNotModified)
 		return
 	}
 	h.SetContentTypeBytes(e.contentType)
 	res.SetBodyRaw(e.body)
-}
-
-// etagMatch reports whether an If-None-Match header value matches etag
-// (weak comparison, as for GET).
-func etagMatch(header, etag []byte) bool {
-	for t := range bytes.SplitSeq(header, []byte(",")) {
-		t = bytes.TrimPrefix(bytes.TrimSpace(t), []byte("W/"))
-		if bytes.Equal(t, etag) || string(t) == "*" {
-			return true
-		}
-	}
-	return false
 }
 
 // problemBody is the JSON problem document of err.

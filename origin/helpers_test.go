@@ -252,6 +252,14 @@ func (h *harness) sendHeaders(method, path string, hdr http.Header, ctype string
 // Content-Length alone. (App().Test reports the server's read error instead
 // of the 413 the server writes, and sending the whole body races the
 // server's close of the connection.)
+// zeros reads as an endless run of zero bytes.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
 func (h *harness) oversize(method, path, authorization string, size int) response {
 	h.t.Helper()
 	conn, err := net.Dial("tcp", h.listen())
@@ -266,6 +274,9 @@ func (h *harness) oversize(method, path, authorization string, size int) respons
 	if _, err := io.WriteString(conn, head+"\r\n"); err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)
 	}
+	// The body follows, as clients send it; the server may answer and
+	// close before it has all of it.
+	go io.Copy(conn, io.LimitReader(zeros{}, int64(size)))
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {
 		h.t.Fatalf("%s %s: %v", method, path, err)
@@ -725,8 +736,7 @@ func (h *harness) putAsset(inst content.Instance, name string, body []byte) cont
 		CacheControl: "public, max-age=31536000, immutable"}); err != nil {
 		h.t.Fatalf("populate: asset %s: %v", name, err)
 	}
-	a, err := h.store.CreateAsset(ctx, inst, content.NewAsset{File: file, FileName: name,
-		URL: "http://example.com/api/assets/" + inst.Guid + "/" + file.Name()})
+	a, err := h.store.CreateAsset(ctx, inst, content.NewAsset{File: file, FileName: name}, func(context.Context) error { return nil })
 	if err != nil {
 		h.t.Fatalf("populate: asset %s: %v", name, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/origin"
+	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
 )
@@ -28,10 +29,11 @@ import (
 func mediaHarness(t *testing.T) (*harness, *store.Memory) {
 	t.Helper()
 	h := newHarness(t)
+	h.store.PublicURL = "https://cdn.example.com"
 	objects := store.NewMemory(nil)
 	r := render.New(h.store)
 	t.Cleanup(func() { r.Close() })
-	h.srv = origin.New(origin.Config{Assets: objects, BodyLimit: 24 << 20,
+	h.srv = origin.New(origin.Config{Assets: objects, UploadLimit: testUploadLimit,
 		Render: func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
 			site, err := render.LoadSite(ctx, h.store, req.Guid)
 			if err != nil {
@@ -42,6 +44,9 @@ func mediaHarness(t *testing.T) (*harness, *store.Memory) {
 		}}, h.store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return h, objects
 }
+
+// testUploadLimit is the upload limit of the media harness.
+const testUploadLimit = 4 << 20
 
 // pngOf encodes a w x h PNG.
 func pngOf(t *testing.T, w, h int) []byte {
@@ -111,7 +116,7 @@ func TestAssetUpload(t *testing.T) {
 	}
 	var a content.Asset
 	r.decode(t, &a)
-	want := fmt.Sprintf("http://example.com/api/assets/%s/%s.png", h.guid, a.SHA256)
+	want := fmt.Sprintf("https://cdn.example.com/%s/assets/%s.png", h.guid, a.SHA256)
 	if a.FileName != "beans.png" || a.Label != "Green beans" || a.Width != 64 || a.Height != 48 || a.Size != int64(len(img)) ||
 		a.ContentType != "image/png" || a.URL != want || a.Key != h.guid+"/assets/"+a.SHA256+".png" {
 		t.Errorf("asset = %+v, want 64x48 at %s", a, want)
@@ -121,29 +126,35 @@ func TestAssetUpload(t *testing.T) {
 		t.Errorf("stored object = %q, %q, %v", o.ContentType, o.CacheControl, err)
 	}
 
-	// Served publicly, cached for good.
-	path := strings.TrimPrefix(a.URL, "http://example.com")
+	// Served publicly at its key, cached for good.
+	path := "/" + a.Key
 	r = h.send("GET", path, "", "", nil, nil)
 	if r.status != 200 || !bytes.Equal(r.body, img) || r.header.Get("Content-Type") != "image/png" ||
 		r.header.Get("Cache-Control") != "public, max-age=31536000, immutable" || r.header.Get("X-Content-Type-Options") != "nosniff" {
 		t.Errorf("GET %s = %d %v", path, r.status, r.header)
+	}
+	// The address of before the move redirects there.
+	old := "/api/assets/" + h.guid + "/" + a.SHA256 + ".png"
+	if r := h.send("GET", old, "", "", nil, nil); r.status != 301 || r.header.Get("Location") != a.URL {
+		t.Errorf("GET %s = %d, Location %q; want 301 to %s", old, r.status, r.header.Get("Location"), a.URL)
 	}
 	etag := r.header.Get("ETag")
 	if r := h.send("GET", path, "", "", nil, map[string]string{"If-None-Match": etag}); r.status != 304 {
 		t.Errorf("GET with If-None-Match = %d, want 304", r.status)
 	}
 	for _, p := range []string{
-		"/api/assets/" + h.guid + "/" + strings.Repeat("0", 64) + ".png",   // no such bytes
-		"/api/assets/other-site/" + a.SHA256 + ".png",                      // another instance
-		"/api/assets/" + h.guid + "/" + a.SHA256 + ".gif",                  // another type
-		"/api/assets/" + h.guid + "/" + strings.ToUpper(a.SHA256) + ".png", // not the canonical name
-		"/api/assets/" + h.guid + "/..%2f..%2f" + a.SHA256 + ".png",        // escape attempt
-		"/api/assets/" + h.guid + "/" + a.SHA256 + ".png.json",             // suffix
-		"/api/assets/BAD_GUID!/" + a.SHA256 + ".png",                       // bad guid
-		"/api/assets/" + h.guid + "/" + a.SHA256[:63] + ".png",             // short hash
-		"/api/assets/" + h.guid + "/" + a.SHA256 + ".PNG",                  // upper-case extension
-		"/api/assets/" + h.guid + "/" + strings.Repeat("g", 64) + ".png",   // not hex
-		"/api/assets/" + h.guid + "/" + a.SHA256 + ".svg",                  // not a type we store
+		"/" + h.guid + "/assets/" + strings.Repeat("0", 64) + ".png",   // no such bytes
+		"/other-site/assets/" + a.SHA256 + ".png",                      // another instance
+		"/" + h.guid + "/assets/" + a.SHA256 + ".gif",                  // another type
+		"/" + h.guid + "/assets/" + strings.ToUpper(a.SHA256) + ".png", // not the canonical name
+		"/" + h.guid + "/assets/..%2f..%2f" + a.SHA256 + ".png",        // escape attempt
+		"/" + h.guid + "/assets/" + a.SHA256 + ".png.json",             // suffix
+		"/BAD_GUID!/assets/" + a.SHA256 + ".png",                       // bad guid
+		"/" + h.guid + "/assets/" + a.SHA256[:63] + ".png",             // short hash
+		"/" + h.guid + "/assets/" + a.SHA256 + ".PNG",                  // upper-case extension
+		"/" + h.guid + "/assets/" + strings.Repeat("g", 64) + ".png",   // not hex
+		"/" + h.guid + "/assets/" + a.SHA256 + ".exe",                  // not a type we store
+		"/api/assets/" + h.guid + "/" + a.SHA256 + ".exe",              // nor at the old address
 	} {
 		r := h.send("GET", p, "", "", nil, nil)
 		if r.status != 404 {
@@ -151,13 +162,14 @@ func TestAssetUpload(t *testing.T) {
 		}
 	}
 
-	// JSON with base64, behind an edge that forwards the public host.
+	// JSON with base64; the URL is the public URL's whatever host the
+	// request names.
 	b, _ := json.Marshal(map[string]any{"fileName": "dot.png", "data": base64.StdEncoding.EncodeToString(pngOf(t, 1, 1))})
 	r = h.send("POST", h.base()+"/assets", h.tokens[content.RoleEdit], "application/json", b,
 		map[string]string{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "cms.example.org"})
 	var dot content.Asset
 	r.decode(t, &dot)
-	if r.status != 201 || !strings.HasPrefix(dot.URL, "https://cms.example.org/api/assets/") || dot.Width != 1 {
+	if r.status != 201 || !strings.HasPrefix(dot.URL, "https://cdn.example.com/"+h.guid+"/assets/") || dot.Width != 1 {
 		t.Errorf("JSON upload = %s", r)
 	}
 
@@ -176,6 +188,10 @@ func TestAssetUpload(t *testing.T) {
 	if r := h.send("GET", path, "", "", nil, nil); r.status != 404 {
 		t.Errorf("GET after deleting every asset with these bytes = %d, want 404", r.status)
 	}
+	// Edges serve from the store: the bytes are gone from it.
+	if _, err := objects.Stat(t.Context(), a.Key); !problem.Is(err, problem.NotFound) {
+		t.Errorf("the bytes of deleted assets are still stored: %v", err)
+	}
 }
 
 // TestAssetUploadValidation checks that uploads are refused by content, not
@@ -183,7 +199,7 @@ func TestAssetUpload(t *testing.T) {
 func TestAssetUploadValidation(t *testing.T) {
 	h, objects := mediaHarness(t)
 	img := pngOf(t, 4, 4)
-	big := append(pngOf(t, 1, 1), make([]byte, content.MaxAssetBytes)...)
+	big := append(pngOf(t, 1, 1), make([]byte, testUploadLimit)...)
 	tests := []struct {
 		name   string
 		files  map[string][2]string
@@ -193,7 +209,8 @@ func TestAssetUploadValidation(t *testing.T) {
 	}{
 		{"text named .png", map[string][2]string{"file": {"a.png", "just text"}}, nil, 400, "file"},
 		{"html", map[string][2]string{"file": {"a.png", "<html><script>alert(1)</script></html>"}}, nil, 400, "file"},
-		{"svg", map[string][2]string{"file": {"a.svg", `<svg xmlns="http://www.w3.org/2000/svg"/>`}}, nil, 400, "file"},
+		{"svg without its namespace", map[string][2]string{"file": {"a.svg", `<svg width="3" height="3"/>`}}, nil, 400, "file"},
+		{"pdf signature only", map[string][2]string{"file": {"a.exe", "MZ\x90\x00"}}, nil, 400, "file"},
 		{"empty file", map[string][2]string{"file": {"a.png", ""}}, nil, 400, "file"},
 		{"broken png", map[string][2]string{"file": {"a.png", "\x89PNG\r\n\x1a\n" + strings.Repeat("\x00", 40)}}, nil, 400, "file"},
 		{"no file part", nil, map[string]string{"label": "x"}, 400, "file"},

@@ -10,12 +10,15 @@ import (
 	"context"
 	"log/slog"
 	"net/netip"
+	"runtime"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
 	"github.com/edgecms/edgecms/throttle"
@@ -25,8 +28,17 @@ import (
 
 // Config is the origin's part of the service configuration.
 type Config struct {
-	// BodyLimit is the largest request body accepted, in bytes.
+	// BodyLimit is the largest request body accepted, in bytes, but for
+	// asset uploads.
 	BodyLimit int
+	// UploadLimit is the largest asset file accepted, in bytes (default
+	// content.DefaultMaxAssetBytes). Multipart uploads are streamed to the
+	// store, never held in memory; JSON uploads (base64) are held, and so
+	// limited by BodyLimit too.
+	UploadLimit int64
+	// ImageSizes are the widths and heights image transforms resize to
+	// (default media.DefaultSizes; see media.ParseTransform).
+	ImageSizes []int
 	// FetchRateLimit is how many direct Fetch API requests per second one
 	// API key may make (0: no limit).
 	FetchRateLimit int
@@ -90,12 +102,23 @@ type Server struct {
 
 	users                       *users.Store
 	emailThrottle, addrThrottle *throttle.Limiter
+
+	// variants shares one render among concurrent requests of an image
+	// variant; renders bounds the renders running at once.
+	variants singleflight.Group
+	renders  chan struct{}
 }
 
 // New builds the origin's Fiber app.
 func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 2 << 20
+	}
+	if cfg.UploadLimit <= 0 {
+		cfg.UploadLimit = content.DefaultMaxAssetBytes
+	}
+	if len(cfg.ImageSizes) == 0 {
+		cfg.ImageSizes = media.DefaultSizes
 	}
 	if cfg.KeyCacheTTL <= 0 {
 		cfg.KeyCacheTTL = time.Second
@@ -121,7 +144,8 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	s := &Server{cfg: cfg, store: store, log: log,
 		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit),
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
-		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle)}
+		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle),
+		renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
 		BodyLimit:             cfg.BodyLimit,
@@ -132,6 +156,10 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 		IdleTimeout:           120 * time.Second,
 		CaseSensitive:         true,
 		StrictRouting:         false,
+		// Bodies reach the handlers as streams, so that uploads go to the
+		// store as they arrive; bodies.go reads the others (BodyLimit).
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	})
 	s.routes()
 	return s
@@ -150,11 +178,14 @@ func (s *Server) Run(ctx context.Context) {
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
 
 func (s *Server) routes() {
+	s.app.Use(s.bodies)
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.peopleRoutes()
 	s.studioRoutes()
 	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
+	// After the Studio's routes: its files are under /studio/assets/.
+	s.assetRoutes()
 	s.app.Get("/*", s.serveFetch)
 	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/studio"
 )
@@ -45,7 +46,7 @@ func (s *Server) studioRoutes() {
 			if err != nil || !strings.HasPrefix(name, "assets/") {
 				return problem.NotFoundf("no Studio file at this address")
 			}
-			c.Set(fiber.HeaderCacheControl, assetCacheControl)
+			c.Set(fiber.HeaderCacheControl, media.CacheControl)
 			c.Set(fiber.HeaderContentType, mime.TypeByExtension(path.Ext(rest)))
 			return c.Send(body)
 		}

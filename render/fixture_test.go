@@ -55,6 +55,8 @@ func newFixtureOf(t testing.TB, locales []content.Locale, build func(*fixture)) 
 		f.clock = f.clock.Add(time.Second)
 		return f.clock
 	}
+	// Asset URLs as the golden files have them.
+	f.s.PublicURL = "https://media.example.com/api/assets"
 	inst, err := f.s.CreateInstance(f.ctx, "acme", locales)
 	f.check("CreateInstance", err)
 	f.inst = inst

@@ -475,7 +475,7 @@ func (j *job) writeFields(n *node, r int, keep func(string) bool) {
 				continue
 			}
 			w.key(f.Name)
-			writeValue(w, f.Type, raw)
+			writeValue(w, f.Type, raw, j.r.reads.AssetURL)
 		}
 	}
 	w.close('}')
@@ -549,7 +549,7 @@ const dateLayout = "2006-01-02T15:04:05-07:00"
 
 // writeValue writes the v1 form of a stored value of a field that is not a
 // link. A stored value of an unexpected shape is written as stored.
-func writeValue(w *writer, t content.FieldType, raw json.RawMessage) {
+func writeValue(w *writer, t content.FieldType, raw json.RawMessage, assetURL func(key string) string) {
 	raw = bytes.TrimSpace(raw)
 	switch t {
 	case content.TypeText, content.TypeHTML, content.TypeLink:
@@ -578,7 +578,7 @@ func writeValue(w *writer, t content.FieldType, raw json.RawMessage) {
 		}
 		w.str(s)
 	case content.TypeImage:
-		writeImage(w, raw)
+		writeImage(w, raw, assetURL)
 	case content.TypeGallery:
 		var g content.Gallery
 		if json.Unmarshal(raw, &g) != nil {
@@ -595,14 +595,22 @@ func writeValue(w *writer, t content.FieldType, raw json.RawMessage) {
 }
 
 // writeImage writes an image value: {label, url, target, filesize,
-// pixelHeight, pixelWidth, height, width}. Strings and numbers as Postgres
-// wrote them are copied as they are; a value of another shape goes through
-// encoding/json.
-func writeImage(w *writer, raw json.RawMessage) {
+// pixelHeight, pixelWidth, height, width}. An asset's image is stored with
+// its assetID and object key, and its url is made from the key below the
+// public URL (assetURL); an image given by URL keeps its url. Strings and
+// numbers as Postgres wrote them are copied as they are; a value of
+// another shape goes through encoding/json.
+func writeImage(w *writer, raw json.RawMessage, assetURL func(key string) string) {
 	m, err := content.SplitObject(raw)
 	if err != nil {
 		w.raw(raw)
 		return
+	}
+	for k := range m {
+		if !imageMembers[k] {
+			writeImageDecoded(w, raw, assetURL)
+			return
+		}
 	}
 	str := func(k string) ([]byte, bool) {
 		v, ok := m[k]
@@ -626,8 +634,9 @@ func writeImage(w *writer, raw json.RawMessage) {
 	size, ok4 := num("filesize")
 	height, ok5 := num("height")
 	width, ok6 := num("width")
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || len(m) > 6 {
-		writeImageDecoded(w, raw)
+	key, ok7 := str("key")
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6 && ok7) {
+		writeImageDecoded(w, raw, assetURL)
 		return
 	}
 	orEmpty := func(v []byte) []byte {
@@ -640,7 +649,13 @@ func writeImage(w *writer, raw json.RawMessage) {
 	w.key("label")
 	w.raw(orEmpty(label))
 	w.key("url")
-	w.raw(orEmpty(url))
+	if key != nil {
+		var k string
+		json.Unmarshal(key, &k)
+		w.str(assetURL(k))
+	} else {
+		w.raw(orEmpty(url))
+	}
 	w.key("target")
 	if target == nil {
 		w.null()
@@ -660,11 +675,21 @@ func writeImage(w *writer, raw json.RawMessage) {
 	w.close('}')
 }
 
-func writeImageDecoded(w *writer, raw json.RawMessage) {
-	var img content.Image
+// imageMembers are the members a stored image value may have.
+var imageMembers = map[string]bool{"label": true, "url": true, "target": true, "filesize": true,
+	"height": true, "width": true, "assetID": true, "key": true}
+
+func writeImageDecoded(w *writer, raw json.RawMessage, assetURL func(key string) string) {
+	var img struct {
+		content.Image
+		Key string `json:"key"`
+	}
 	if json.Unmarshal(raw, &img) != nil {
 		w.raw(raw)
 		return
+	}
+	if img.Key != "" {
+		img.URL = assetURL(img.Key)
 	}
 	w.open('{')
 	w.key("label")

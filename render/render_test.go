@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/edgecms/edgecms/content"
@@ -461,6 +462,8 @@ func TestParseLink(t *testing.T) {
 }
 
 func TestWriteImage(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	assetURL := func(key string) string { return "https://cdn.example.com/" + key }
 	tests := []struct{ in, want string }{
 		{`{"url": "https://x/a.png", "label": "A \"b\" é", "filesize": 12, "width": 3, "height": 4}`,
 			`{"label":"A \"b\" é","url":"https://x/a.png","target":null,"filesize":12,"pixelHeight":"4","pixelWidth":"3","height":4,"width":3}`},
@@ -468,21 +471,28 @@ func TestWriteImage(t *testing.T) {
 			`{"label":"","url":"/a.png","target":null,"filesize":0,"pixelHeight":"0","pixelWidth":"0","height":0,"width":0}`},
 		{`{"url": "/a.png", "target": "_blank", "width": 1.5}`, // not a stored form: decoded
 			`{"url": "/a.png", "target": "_blank", "width": 1.5}`},
+		// An asset's image: the url is made from the key.
+		{`{"assetID": 7, "key": "acme/assets/` + hash + `.png", "label": "L", "filesize": 5, "width": 2, "height": 1}`,
+			`{"label":"L","url":"https://cdn.example.com/acme/assets/` + hash + `.png","target":null,"filesize":5,"pixelHeight":"1","pixelWidth":"2","height":1,"width":2}`},
 	}
 	for _, tt := range tests {
 		var w writer
-		writeImage(&w, []byte(tt.in))
+		writeImage(&w, []byte(tt.in), assetURL)
 		if string(w.b) != tt.want {
 			t.Errorf("writeImage(%s) = %s, want %s", tt.in, w.b, tt.want)
 		}
 	}
 	// The fast path and the decoding path agree on every stored form.
-	in := `{"url": "https://x/a.png", "label": "L", "target": "_self", "filesize": 9, "width": 10, "height": 20}`
-	var fast, slow writer
-	writeImage(&fast, []byte(in))
-	writeImageDecoded(&slow, []byte(in))
-	if string(fast.b) != string(slow.b) {
-		t.Errorf("writeImage = %s, writeImageDecoded = %s", fast.b, slow.b)
+	for _, in := range []string{
+		`{"url": "https://x/a.png", "label": "L", "target": "_self", "filesize": 9, "width": 10, "height": 20}`,
+		`{"assetID": 7, "key": "acme/assets/` + hash + `.webp", "label": "L", "target": "_self", "filesize": 9, "width": 10, "height": 20}`,
+	} {
+		var fast, slow writer
+		writeImage(&fast, []byte(in), assetURL)
+		writeImageDecoded(&slow, []byte(in), assetURL)
+		if string(fast.b) != string(slow.b) {
+			t.Errorf("writeImage = %s, writeImageDecoded = %s", fast.b, slow.b)
+		}
 	}
 }
 

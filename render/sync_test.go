@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -151,8 +152,8 @@ func TestSyncGolden(t *testing.T) {
 	png.Encode(&buf, image.NewGray(image.Rect(0, 0, 64, 48)))
 	file, err := content.InspectAsset(buf.Bytes())
 	f.check("InspectAsset", err)
-	asset, err := f.s.CreateAsset(f.ctx, f.inst, content.NewAsset{File: file, FileName: "beans.png", Label: "Green beans",
-		URL: "https://media.example.com/api/assets/" + file.Key("acme")})
+	asset, err := f.s.CreateAsset(f.ctx, f.inst, content.NewAsset{File: file, FileName: "beans.png", Label: "Green beans"},
+		func(context.Context) error { return nil })
 	f.check("CreateAsset", err)
 	_, err = f.s.AddGalleryAssets(f.ctx, f.inst, 7, []int64{asset.ID})
 	f.check("AddGalleryAssets", err)

@@ -3,9 +3,11 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -234,28 +236,44 @@ func (f *folder) PutListed(ctx context.Context, o Object, listed *Info) (bool, e
 }
 
 func (f *folder) write(o Object) error {
-	bodyPath, metaPath := f.bodyPath(o.Key), f.metaPath(o.Key)
-	bodyDir, metaDir := filepath.Dir(bodyPath), filepath.Dir(metaPath)
-	for _, dir := range []string{bodyDir, metaDir} {
+	if err := f.makeDirs(o.Key); err != nil {
+		return err
+	}
+	bodyTemp, err := writeTemp(filepath.Dir(f.bodyPath(o.Key)), o.Body)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(bodyTemp) // a no-op once renamed
+	return f.commit(o, int64(len(o.Body)), bodyTemp)
+}
+
+// makeDirs creates the folders of key's body and sidecar, and refuses a key
+// that a folder store cannot hold beside the others.
+func (f *folder) makeDirs(key string) error {
+	bodyPath := f.bodyPath(key)
+	for _, dir := range []string{filepath.Dir(bodyPath), filepath.Dir(f.metaPath(key))} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			if errors.Is(err, syscall.ENOTDIR) {
-				return problem.Conflictf("object key %s is below another object's key (a folder store cannot hold both)", o.Key)
+				return problem.Conflictf("object key %s is below another object's key (a folder store cannot hold both)", key)
 			}
 			return err
 		}
 	}
 	if fi, err := os.Lstat(bodyPath); err == nil && fi.IsDir() {
-		return problem.Conflictf("object key %s is a prefix of other objects' keys (a folder store cannot hold both)", o.Key)
+		return problem.Conflictf("object key %s is a prefix of other objects' keys (a folder store cannot hold both)", key)
 	}
+	return nil
+}
 
-	bodyTemp, err := writeTemp(bodyDir, o.Body)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(bodyTemp) // a no-op once renamed
+// commit makes the body written (and flushed) to bodyTemp, size bytes with
+// the hash of o.ETag, the object o: it writes the sidecar and renames both
+// files into place, under the key's lock.
+func (f *folder) commit(o Object, size int64, bodyTemp string) error {
+	bodyPath, metaPath := f.bodyPath(o.Key), f.metaPath(o.Key)
+	bodyDir, metaDir := filepath.Dir(bodyPath), filepath.Dir(metaPath)
 	entry := &metaEntry{
 		Hash:         strings.Trim(o.ETag, `"`),
-		Size:         int64(len(o.Body)),
+		Size:         size,
 		ContentType:  o.ContentType,
 		CacheControl: o.CacheControl,
 		Tags:         o.Tags,
@@ -314,11 +332,19 @@ func writeSidecarTemp(dir string, entry *metaEntry, old []byte) (string, error) 
 // writeTemp writes data to a new temporary file in dir, readable by all
 // (a web server may serve the folder), flushed to disk, and returns its path.
 func writeTemp(dir string, data []byte) (string, error) {
+	return writeTempFrom(dir, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeTempFrom is writeTemp with the content written by write.
+func writeTempFrom(dir string, write func(io.Writer) error) (string, error) {
 	t, err := os.CreateTemp(dir, tempPattern)
 	if err != nil {
 		return "", err
 	}
-	_, err = t.Write(data)
+	err = write(t)
 	if err == nil {
 		err = t.Chmod(0o644)
 	}
@@ -346,6 +372,166 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// PutFrom implements Store: the body is written to the temporary file as
+// it is read, and compared with the stored object by the hashes and sizes
+// of the sidecar, without reading the stored body.
+func (f *folder) PutFrom(ctx context.Context, o Object, r io.Reader, size int64) (bool, error) {
+	o, err := prepareStream(o, size)
+	if err != nil {
+		return false, err
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if err := f.makeDirs(o.Key); err != nil {
+		return false, fmt.Errorf("put %s: %w", o.Key, err)
+	}
+	var n int64
+	var sum string
+	bodyTemp, err := writeTempFrom(filepath.Dir(f.bodyPath(o.Key)), func(w io.Writer) (err error) {
+		n, sum, err = copyBody(w, r, size)
+		return err
+	})
+	if problem.Is(err, problem.Invalid) {
+		return false, err
+	}
+	if err != nil {
+		return false, fmt.Errorf("put %s: %w", o.Key, err)
+	}
+	defer os.Remove(bodyTemp) // a no-op once renamed
+	o.ETag = quoteHash(sum)
+	if cur, err := f.currentInfo(o.Key); err == nil && sameSized(cur, o, n) {
+		return false, nil
+	}
+	if err := f.commit(o, n, bodyTemp); err != nil {
+		return false, fmt.Errorf("put %s: %w", o.Key, err)
+	}
+	return true, nil
+}
+
+// currentInfo returns the current entry of key's sidecar when the body in
+// place has its size: what Put compares with, without reading the body.
+func (f *folder) currentInfo(key string) (Info, error) {
+	sc, err := readSidecar(f.metaPath(key))
+	if err != nil {
+		return Info{}, err
+	}
+	fi, err := os.Stat(f.bodyPath(key))
+	if err != nil {
+		return Info{}, err
+	}
+	if fi.Size() != sc.Current.Size {
+		return Info{}, errDamaged
+	}
+	return sc.Current.info(key), nil
+}
+
+// Open implements Store. The open file keeps the version it was opened
+// with whatever renames follow; its size tells which sidecar entry
+// describes it, and only when both entries have that size is it hashed.
+func (f *folder) Open(ctx context.Context, key string) (io.ReadCloser, Info, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, Info{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, Info{}, err
+	}
+	for range readTries {
+		rc, info, err := f.open(key)
+		if !errors.Is(err, errDamaged) {
+			return rc, info, err
+		}
+	}
+	unlock, err := f.locks.lock(key)
+	if err != nil {
+		return nil, Info{}, fmt.Errorf("open %s: %w", key, err)
+	}
+	defer unlock()
+	rc, info, err := f.open(key)
+	if errors.Is(err, errDamaged) {
+		return nil, Info{}, fmt.Errorf("open %s: %w (an interrupted write or a hand edit?); put it again", key, err)
+	}
+	return rc, info, err
+}
+
+func (f *folder) open(key string) (io.ReadCloser, Info, error) {
+	sc, err := readSidecar(f.metaPath(key))
+	if err != nil {
+		if notExist(err) {
+			return nil, Info{}, problem.NotFoundf("object %s not found", key)
+		}
+		return nil, Info{}, fmt.Errorf("open %s: %w", key, err)
+	}
+	file, err := os.Open(f.bodyPath(key))
+	if err != nil {
+		if notExist(err) {
+			return nil, Info{}, problem.NotFoundf("object %s not found", key)
+		}
+		return nil, Info{}, fmt.Errorf("open %s: %w", key, err)
+	}
+	e, err := pickEntry(sc, file)
+	if err != nil {
+		file.Close()
+		return nil, Info{}, err
+	}
+	return file, e.info(key), nil
+}
+
+// pickEntry returns the sidecar entry that describes the open body: by
+// size, or by hash when both entries have the body's size. The body is
+// left at its start.
+func pickEntry(sc *sidecar, body *os.File) (*metaEntry, error) {
+	fi, err := body.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if e := sc.bySize(fi.Size()); e != nil {
+		return e, nil
+	}
+	if sc.Current.Size != fi.Size() {
+		return nil, fmt.Errorf("%w: the body matches none of its metadata", errDamaged)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, body); err != nil {
+		return nil, err
+	}
+	if _, err := body.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	if e := sc.match(hashSum(h)); e != nil {
+		return e, nil
+	}
+	return nil, fmt.Errorf("%w: the body matches none of its metadata", errDamaged)
+}
+
+// bySize returns the entry of a body of size bytes when the sizes tell the
+// entries apart, nil otherwise (no entry has that size, or both have).
+func (sc *sidecar) bySize(size int64) *metaEntry {
+	if sc.Previous != nil && sc.Previous.Size == sc.Current.Size {
+		return nil
+	}
+	switch {
+	case sc.Current.Size == size:
+		return sc.Current
+	case sc.Previous != nil && sc.Previous.Size == size:
+		return sc.Previous
+	}
+	return nil
+}
+
+// info is the metadata of the object key in this version.
+func (e *metaEntry) info(key string) Info {
+	return Info{
+		Key:          key,
+		Size:         e.Size,
+		ContentType:  e.ContentType,
+		CacheControl: e.CacheControl,
+		ETag:         quoteHash(e.Hash),
+		Tags:         e.Tags,
+		Modified:     e.Modified,
+	}
 }
 
 func (f *folder) Delete(ctx context.Context, key string) error {
@@ -483,14 +669,7 @@ func (f *folder) listInfo(key string, d fs.DirEntry) (Info, bool, error) {
 		return Info{}, false, fmt.Errorf("list %s: %w", key, err)
 	}
 	// Sizes tell the entries apart unless they are equal.
-	var e *metaEntry
-	if size := fi.Size(); sc.Previous == nil || sc.Previous.Size != sc.Current.Size {
-		if sc.Current.Size == size {
-			e = sc.Current
-		} else if sc.Previous != nil && sc.Previous.Size == size {
-			e = sc.Previous
-		}
-	}
+	e := sc.bySize(fi.Size())
 	if e == nil {
 		o, err := f.load(key)
 		if problem.Is(err, problem.NotFound) {
@@ -501,15 +680,7 @@ func (f *folder) listInfo(key string, d fs.DirEntry) (Info, bool, error) {
 		}
 		return o.Info(), true, nil
 	}
-	return Info{
-		Key:          key,
-		Size:         e.Size,
-		ContentType:  e.ContentType,
-		CacheControl: e.CacheControl,
-		ETag:         quoteHash(e.Hash),
-		Tags:         e.Tags,
-		Modified:     e.Modified,
-	}, true, nil
+	return e.info(key), true, nil
 }
 
 // notExist reports errors meaning that a path does not name a file: it is

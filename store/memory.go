@@ -1,7 +1,9 @@
 package store
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -80,6 +82,29 @@ func (m *Memory) PutListed(ctx context.Context, o Object, listed *Info) (bool, e
 		return false, nil
 	}
 	return m.Put(ctx, o)
+}
+
+// PutFrom implements Store. A memory store holds bodies in memory anyway.
+func (m *Memory) PutFrom(ctx context.Context, o Object, r io.Reader, size int64) (bool, error) {
+	o, err := prepareStream(o, size)
+	if err != nil {
+		return false, err
+	}
+	var buf bytes.Buffer
+	if _, _, err := copyBody(&buf, r, size); err != nil {
+		return false, err
+	}
+	o.Body = buf.Bytes()
+	return m.Put(ctx, o)
+}
+
+// Open implements Store.
+func (m *Memory) Open(ctx context.Context, key string) (io.ReadCloser, Info, error) {
+	o, err := m.Get(ctx, key)
+	if err != nil {
+		return nil, Info{}, err
+	}
+	return io.NopCloser(bytes.NewReader(o.Body)), o.Info(), nil
 }
 
 // Delete implements Store.

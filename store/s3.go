@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/edgecms/edgecms/problem"
@@ -300,7 +302,7 @@ func (s *s3store) PutListed(ctx context.Context, o Object, listed *Info) (bool, 
 	if listed != nil {
 		return s.put(ctx, o)
 	}
-	err = s.write(ctx, o, "", true)
+	err = s.write(ctx, o, bytes.NewReader(o.Body), int64(len(o.Body)), "", true)
 	if err == nil {
 		return true, nil
 	}
@@ -315,6 +317,82 @@ func (s *s3store) PutListed(ctx context.Context, o Object, listed *Info) (bool, 
 
 // put writes a prepared object unless the store holds it already.
 func (s *s3store) put(ctx context.Context, o Object) (bool, error) {
+	return s.putBody(ctx, o, bytes.NewReader(o.Body), int64(len(o.Body)))
+}
+
+// PutFrom implements Store. The hash goes into the object's metadata, so
+// it must be known before the upload: a file is read twice (hashed, then
+// sent as sections that minio-go reads at their offsets, never whole),
+// and any other reader is spooled to a temporary file first.
+func (s *s3store) PutFrom(ctx context.Context, o Object, r io.Reader, size int64) (bool, error) {
+	o, err := prepareStream(o, size)
+	if err != nil {
+		return false, err
+	}
+	var body io.Reader
+	var n int64
+	var sum string
+	if f, ok := r.(*os.File); ok {
+		off, err := f.Seek(0, io.SeekCurrent)
+		if err != nil {
+			return false, fmt.Errorf("put %s: %w", o.Key, err)
+		}
+		if n, sum, err = copyBody(io.Discard, io.NewSectionReader(f, off, math.MaxInt64-off), size); err != nil {
+			return false, err
+		}
+		body = io.NewSectionReader(f, off, n)
+	} else {
+		f, fn, fsum, err := spool(r, size)
+		if err != nil {
+			return false, err
+		}
+		defer dropSpool(f)
+		body, n, sum = f, fn, fsum
+	}
+	o.ETag = quoteHash(sum)
+	return s.putBody(ctx, o, body, n)
+}
+
+// Open implements Store: one GET, whose body is read as the caller reads.
+func (s *s3store) Open(ctx context.Context, key string) (io.ReadCloser, Info, error) {
+	if err := CheckKey(key); err != nil {
+		return nil, Info{}, err
+	}
+	for try := 1; ; try++ {
+		rc, info, err := s.open(ctx, key)
+		if errors.Is(err, errNoTags) && try < getTries {
+			continue
+		}
+		return rc, info, err
+	}
+}
+
+func (s *s3store) open(ctx context.Context, key string) (io.ReadCloser, Info, error) {
+	rc, oi, _, err := s.core().GetObject(ctx, s.bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, Info{}, s3err("open", key, err)
+	}
+	info, err := s.info(ctx, oi)
+	if err != nil {
+		rc.Close()
+		return nil, Info{}, err
+	}
+	if info.ETag == "" {
+		// Not written by this package: its hash is the body's to tell.
+		body, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			return nil, Info{}, s3err("open", key, err)
+		}
+		info.ETag = ETag(body)
+		return io.NopCloser(bytes.NewReader(body)), info, nil
+	}
+	return rc, info, nil
+}
+
+// putBody writes a prepared object whose body is read from body (size
+// bytes) unless the store holds it already.
+func (s *s3store) putBody(ctx context.Context, o Object, body io.Reader, size int64) (bool, error) {
 	// The one HEAD that spares rewriting unchanged objects; the ref it
 	// reads names the tags companion this Put replaces.
 	var oldRef string
@@ -323,7 +401,7 @@ func (s *s3store) put(ctx context.Context, o Object) (bool, error) {
 	case err == nil:
 		oldRef = oi.UserMetadata[metaTagsRef]
 		cur, err := s.info(ctx, oi)
-		if err == nil && sameMeta(cur, o) {
+		if err == nil && sameSized(cur, o, size) {
 			return false, nil
 		}
 		if err != nil && !errors.Is(err, errNoTags) {
@@ -333,17 +411,17 @@ func (s *s3store) put(ctx context.Context, o Object) (bool, error) {
 	default:
 		return false, s3err("put", o.Key, err)
 	}
-	if err := s.write(ctx, o, oldRef, false); err != nil {
+	if err := s.write(ctx, o, body, size, oldRef, false); err != nil {
 		return false, fmt.Errorf("put %s: %w", o.Key, err)
 	}
 	return true, nil
 }
 
-// write PUTs a prepared object, after its tags companion when its tags do
-// not fit in user metadata, and then removes the companion oldRef that it
+// write PUTs a prepared object whose body is read from body (size
+// bytes), after its tags companion when its tags do not fit in user metadata, and then removes the companion oldRef that it
 // replaces. With ifAbsent the PUT carries If-None-Match: *. The error of
 // the object's PUT is minio-go's, so that the caller can read its code.
-func (s *s3store) write(ctx context.Context, o Object, oldRef string, ifAbsent bool) error {
+func (s *s3store) write(ctx context.Context, o Object, body io.Reader, size int64, oldRef string, ifAbsent bool) error {
 	meta := map[string]string{metaHash: strings.Trim(o.ETag, `"`)}
 	tags := strings.Join(o.Tags, " ")
 	ref := ""
@@ -369,7 +447,7 @@ func (s *s3store) write(ctx context.Context, o Object, oldRef string, ifAbsent b
 	if ifAbsent {
 		opts.SetMatchETagExcept("*")
 	}
-	if _, err := s.client.PutObject(ctx, s.bucket, o.Key, bytes.NewReader(o.Body), int64(len(o.Body)), opts); err != nil {
+	if _, err := s.client.PutObject(ctx, s.bucket, o.Key, body, size, opts); err != nil {
 		return err
 	}
 	if oldRef != "" && oldRef != ref {

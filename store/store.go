@@ -22,6 +22,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -104,6 +108,24 @@ type Store interface {
 	// o stays as it is: pass only listings that later writes of the key
 	// would be known to have outdated.
 	PutListed(ctx context.Context, o Object, listed *Info) (written bool, err error)
+	// PutFrom stores an object whose body is read from r instead of
+	// o.Body, which must be nil: size bytes, or everything up to EOF when
+	// size is -1. A body of another length than size is a problem.Invalid
+	// error and writes nothing. It hashes the body as it reads it and, as
+	// Put, writes nothing when the same bytes and metadata are stored. The
+	// body is never held whole in memory, so that media of any size can be
+	// stored: a folder store writes it into its temporary file as it
+	// reads; an S3 store sends a file (*os.File) as it is and spools any
+	// other reader to a temporary file first, as the hash must be known
+	// before the upload starts.
+	PutFrom(ctx context.Context, o Object, r io.Reader, size int64) (written bool, err error)
+	// Open returns the metadata of the object at key and a reader of its
+	// body, which the caller must close, or a problem.NotFound error. The
+	// body is read as the reader is, not held in memory, so that large
+	// objects (media) are served as they are read. The reader gives one
+	// whole version of the body, the one Info describes, even when the
+	// object is replaced meanwhile.
+	Open(ctx context.Context, key string) (io.ReadCloser, Info, error)
 	// Delete removes the object at key; deleting a missing object is not an
 	// error.
 	Delete(ctx context.Context, key string) error
@@ -121,10 +143,83 @@ const DefaultContentType = "application/octet-stream"
 // SHA-256 in hex, quoted as an HTTP strong ETag.
 func ETag(body []byte) string { return quoteHash(contentHash(body)) }
 
+// ETagOfSHA256 returns the entity tag of a body whose SHA-256 is sum: a
+// caller that hashed a body already (an upload) knows its ETag.
+func ETagOfSHA256(sum []byte) string { return quoteHash(hex.EncodeToString(sum[:16])) }
+
 // contentHash is the unquoted hex hash that the implementations store.
 func contentHash(body []byte) string {
 	sum := sha256.Sum256(body)
 	return hex.EncodeToString(sum[:16])
+}
+
+// hashSum is the unquoted hex hash of what h (a SHA-256) has read.
+func hashSum(h hash.Hash) string { return hex.EncodeToString(h.Sum(nil)[:16]) }
+
+// prepareStream checks an object given to PutFrom, as prepare does, but
+// leaves its ETag to the reading of the body.
+func prepareStream(o Object, size int64) (Object, error) {
+	if o.Body != nil {
+		return Object{}, problem.Invalidf("PutFrom of %s: the body comes from the reader; Body must be nil", printable(o.Key))
+	}
+	if size < -1 {
+		return Object{}, problem.Invalidf("PutFrom of %s: size %d is neither a length nor -1", printable(o.Key), size)
+	}
+	o, err := prepare(o)
+	o.ETag = ""
+	return o, err
+}
+
+// copyBody copies the body PutFrom reads from r to w, hashing it, and
+// checks its length against size (-1: any). It returns the length and the
+// hash.
+func copyBody(w io.Writer, r io.Reader, size int64) (int64, string, error) {
+	h := sha256.New()
+	src := r
+	if size >= 0 {
+		src = io.LimitReader(r, size+1)
+	}
+	n, err := io.Copy(io.MultiWriter(w, h), src)
+	if err != nil {
+		return n, "", err
+	}
+	if size >= 0 && n != size {
+		return n, "", problem.Invalidf("the body is %s bytes long, not the %d announced", atLeast(n, size), size)
+	}
+	return n, hashSum(h), nil
+}
+
+// atLeast writes n, or "more than size" when the reading stopped past
+// size.
+func atLeast(n, size int64) string {
+	if n > size {
+		return fmt.Sprintf("more than %d", size)
+	}
+	return fmt.Sprint(n)
+}
+
+// spool copies the body of PutFrom to a temporary file, hashing it, and
+// returns the file positioned at its start; the caller closes and
+// removes it (see dropSpool).
+func spool(r io.Reader, size int64) (*os.File, int64, string, error) {
+	f, err := os.CreateTemp("", "edgecms-spool-*")
+	if err != nil {
+		return nil, 0, "", err
+	}
+	n, sum, err := copyBody(f, r, size)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		dropSpool(f)
+		return nil, 0, "", err
+	}
+	return f, n, sum, nil
+}
+
+func dropSpool(f *os.File) {
+	f.Close()
+	os.Remove(f.Name())
 }
 
 func quoteHash(h string) string { return `"` + h + `"` }
@@ -285,8 +380,14 @@ func normalTags(tags []string) []string {
 // sameMeta reports whether a stored object's metadata equals that of a
 // prepared object, which decides whether Put may skip the write.
 func sameMeta(stored Info, o Object) bool {
+	return sameSized(stored, o, int64(len(o.Body)))
+}
+
+// sameSized is sameMeta for an object whose body is size bytes long
+// (PutFrom's, whose Body is nil).
+func sameSized(stored Info, o Object, size int64) bool {
 	return stored.ETag == o.ETag &&
-		stored.Size == int64(len(o.Body)) &&
+		stored.Size == size &&
 		stored.ContentType == o.ContentType &&
 		stored.CacheControl == o.CacheControl &&
 		slices.Equal(stored.Tags, o.Tags)

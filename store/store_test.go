@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -103,6 +104,14 @@ func (s twoStores) Put(ctx context.Context, o store.Object) (bool, error) {
 
 func (s twoStores) PutListed(ctx context.Context, o store.Object, listed *store.Info) (bool, error) {
 	return s.pick().PutListed(ctx, o, listed)
+}
+
+func (s twoStores) PutFrom(ctx context.Context, o store.Object, r io.Reader, size int64) (bool, error) {
+	return s.pick().PutFrom(ctx, o, r, size)
+}
+
+func (s twoStores) Open(ctx context.Context, key string) (io.ReadCloser, store.Info, error) {
+	return s.pick().Open(ctx, key)
 }
 
 func (s twoStores) Delete(ctx context.Context, key string) error { return s.pick().Delete(ctx, key) }

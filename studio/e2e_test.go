@@ -22,6 +22,7 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/pgtest"
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
@@ -178,6 +179,9 @@ func startStudio(t *testing.T) e2eEnv {
 	if testing.Verbose() {
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	ln := listen(t)
+	// Asset URLs are the origin's address (the renderer takes it when made).
+	cs.PublicURL = media.PublicURL("http://" + ln.Addr().String())
 	r := render.New(cs)
 	srv := origin.New(origin.Config{
 		Render: func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
@@ -195,7 +199,6 @@ func startStudio(t *testing.T) e2eEnv {
 	go func() { srv.Run(workers); done <- struct{}{} }()
 	d := webhooks.NewDispatcher(hooks, webhooks.DispatcherConfig{Poll: 20 * time.Millisecond, ListenURL: url}, log)
 	go func() { d.Run(workers); done <- struct{}{} }()
-	ln := listen(t)
 	go srv.App().Listener(ln)
 	t.Cleanup(func() {
 		srv.Shutdown(context.Background())

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/publisher"
 	"github.com/edgecms/edgecms/render"
@@ -32,6 +34,12 @@ type config struct {
 	EdgeFeedPoll     time.Duration
 	WebhookAllowNets string
 	WebhookTimeout   time.Duration
+
+	// Media: the URL assets are served below, the upload limit and the
+	// sizes of image variants.
+	PublicURL      media.PublicURL
+	UploadMaxBytes int64
+	ImageWidths    []int
 
 	// The CDN purge (EDGECMS_PURGE_*): no purge when PurgeURL is empty.
 	PurgeURL, PurgeMethod, PurgeHeaders, PurgeBody string
@@ -56,6 +64,9 @@ type config struct {
 	sessionIdle            string // EDGECMS_SESSION_IDLE as given
 	sessionLifetime        string // EDGECMS_SESSION_LIFETIME as given
 	trustedProxies         string // EDGECMS_TRUSTED_PROXIES as given
+	publicURL              string // EDGECMS_PUBLIC_URL as given
+	uploadMaxBytes         string // EDGECMS_UPLOAD_MAX_BYTES as given
+	imageWidths            string // EDGECMS_IMAGE_WIDTHS as given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -91,8 +102,62 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_SYNC_TOMBSTONE_RETENTION", flag: "sync-tombstone-retention", def: "90d", usage: "how long deleted copies stay in the sync streams", str: &c.syncTombstoneRetention},
 		{env: "EDGECMS_SESSION_IDLE", flag: "session-idle", def: "1h", usage: "a sign-in session ends after this long without a request", str: &c.sessionIdle},
 		{env: "EDGECMS_SESSION_LIFETIME", flag: "session-lifetime", def: "24h", usage: "a sign-in session ends this long after sign-in, however used", str: &c.sessionLifetime},
+		{env: "EDGECMS_PUBLIC_URL", flag: "public-url", usage: "absolute URL that sites reach edgecms at (the CDN or the edges), which asset URLs are made from; set the same on every role (default: http://EDGECMS_ADDR, https with TLS)", str: &c.publicURL},
+		{env: "EDGECMS_UPLOAD_MAX_BYTES", flag: "upload-max-bytes", def: "52428800", usage: "largest asset file an upload may send, in bytes", str: &c.uploadMaxBytes},
+		{env: "EDGECMS_IMAGE_WIDTHS", flag: "image-widths", def: defaultImageWidths, usage: "widths (and heights) in pixels that image transforms resize to; others are answered with the next one up", str: &c.imageWidths},
 		{env: "EDGECMS_TRUSTED_PROXIES", flag: "trusted-proxies", def: "127.0.0.0/8,::1/128", usage: "CIDRs of the proxies (edges, load balancers) whose X-Forwarded-For and X-Forwarded-Proto the origin believes", str: &c.trustedProxies},
 	}
+}
+
+// defaultImageWidths is media.DefaultSizes as the setting writes them.
+var defaultImageWidths = func() string {
+	var b strings.Builder
+	for i, n := range media.DefaultSizes {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(n))
+	}
+	return b.String()
+}()
+
+// checkMedia validates the media settings and sets the default public URL
+// from the listen address.
+func (c *config) checkMedia() error {
+	n, err := strconv.ParseInt(c.uploadMaxBytes, 10, 64)
+	if err != nil || n < 1024 || n > 5<<30 {
+		return fmt.Errorf("EDGECMS_UPLOAD_MAX_BYTES: want a number of bytes from 1024 to 5368709120, got %q", c.uploadMaxBytes)
+	}
+	c.UploadMaxBytes = n
+	if c.ImageWidths, err = media.ParseSizes(c.imageWidths); err != nil {
+		return fmt.Errorf("EDGECMS_IMAGE_WIDTHS: %w", err)
+	}
+	raw := c.publicURL
+	if raw == "" {
+		raw = defaultPublicURL(c.Addr, c.TLSCert != "")
+	}
+	if c.PublicURL, err = media.ParsePublicURL(raw); err != nil {
+		return fmt.Errorf("EDGECMS_PUBLIC_URL: %w", err)
+	}
+	return nil
+}
+
+// defaultPublicURL is the public URL of a service reached at its listen
+// address: http(s)://addr, with localhost for an address that listens on
+// every interface.
+func defaultPublicURL(addr string, tls bool) string {
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return scheme + "://" + addr
+	}
+	if ip, err := netip.ParseAddr(host); host == "" || err == nil && ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
 }
 
 // parseSpan reads a duration as time.ParseDuration does, or a whole number
@@ -243,6 +308,9 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 	if c.SessionLifetime < c.SessionIdle {
 		return c, fmt.Errorf("EDGECMS_SESSION_LIFETIME (%s) must not be shorter than EDGECMS_SESSION_IDLE (%s)", c.sessionLifetime, c.sessionIdle)
 	}
+	if err := c.checkMedia(); err != nil {
+		return c, err
+	}
 	if c.TrustedProxies, err = parsePrefixes(c.trustedProxies); err != nil {
 		return c, fmt.Errorf("EDGECMS_TRUSTED_PROXIES: %w", err)
 	}
@@ -311,6 +379,8 @@ func (c config) LogValue() slog.Value {
 		slog.Duration("syncTombstoneRetention", c.SyncTombstoneRetention),
 		slog.Duration("sessionIdle", c.SessionIdle), slog.Duration("sessionLifetime", c.SessionLifetime),
 		slog.String("trustedProxies", c.trustedProxies),
+		slog.String("publicURL", string(c.PublicURL)), slog.Int64("uploadMaxBytes", c.UploadMaxBytes),
+		slog.String("imageWidths", c.imageWidths),
 	)
 }
 
@@ -321,5 +391,5 @@ func (c config) originConfig(r *render.Renderer) origin.Config {
 		cacheBytes = -1 // origin.Config's zero is its default size
 	}
 	return origin.Config{FetchRateLimit: c.FetchRateLimit, Renderer: r, RenderCacheBytes: cacheBytes,
-		TrustedProxies: c.TrustedProxies}
+		TrustedProxies: c.TrustedProxies, UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths}
 }

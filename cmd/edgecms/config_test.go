@@ -44,6 +44,28 @@ func TestLoadConfig(t *testing.T) {
 			}},
 		{args: []string{"--database-url", "mysql://x"}, wantErr: "DATABASE_URL"},
 
+		// Media: the public URL (from the listen address by default), the
+		// upload limit and the transform sizes, as the origin and the edge get them.
+		{args: nil, check: func(c config) bool {
+			oc, ec := c.originConfig(nil), c.edgeConfig(nil, "http://origin:8080")
+			return c.PublicURL == "http://127.0.0.1:8080" && oc.UploadLimit == 50<<20 && ec.UploadLimit == 50<<20 &&
+				len(oc.ImageSizes) == 16 && oc.ImageSizes[15] == 3840 && fmt.Sprint(ec.ImageSizes) == fmt.Sprint(oc.ImageSizes)
+		}},
+		{env: map[string]string{"EDGECMS_ADDR": ":8443", "EDGECMS_TLS_CERT": "c", "EDGECMS_TLS_KEY": "k"},
+			check: func(c config) bool { return c.PublicURL == "https://localhost:8443" }},
+		{env: map[string]string{"EDGECMS_ADDR": "[::]:80"}, check: func(c config) bool { return c.PublicURL == "http://localhost:80" }},
+		{env: map[string]string{"EDGECMS_PUBLIC_URL": "https://cdn.example.com/cms/"},
+			check: func(c config) bool { return c.PublicURL == "https://cdn.example.com/cms" }},
+		{args: []string{"--public-url", "cdn.example.com"}, wantErr: "EDGECMS_PUBLIC_URL"},
+		{args: []string{"--public-url", "https://cdn.example.com/?x=1"}, wantErr: "EDGECMS_PUBLIC_URL"},
+		{env: map[string]string{"EDGECMS_UPLOAD_MAX_BYTES": "1048576", "EDGECMS_IMAGE_WIDTHS": "800, 400,400"},
+			check: func(c config) bool {
+				return c.originConfig(nil).UploadLimit == 1<<20 && fmt.Sprint(c.edgeConfig(nil, "").ImageSizes) == "[400 800]"
+			}},
+		{args: []string{"--upload-max-bytes", "ten"}, wantErr: "EDGECMS_UPLOAD_MAX_BYTES"},
+		{args: []string{"--image-widths", "400,5000"}, wantErr: "EDGECMS_IMAGE_WIDTHS"},
+		{args: []string{"--image-widths", ""}, wantErr: "EDGECMS_IMAGE_WIDTHS"},
+
 		// Sessions and trusted proxies.
 		{args: nil, check: func(c config) bool {
 			return c.SessionIdle == time.Hour && c.SessionLifetime == 24*time.Hour && len(c.TrustedProxies) == 2 &&

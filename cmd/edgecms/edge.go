@@ -38,7 +38,8 @@ func newEdge(ctx context.Context, cfg config, originURL string, log *slog.Logger
 
 // edgeConfig is the edge's configuration on st in front of originURL.
 func (c config) edgeConfig(st store.Store, originURL string) edge.Config {
-	return edge.Config{Store: st, OriginURL: originURL, CacheBytes: c.EdgeCacheBytes, FeedPoll: c.EdgeFeedPoll}
+	return edge.Config{Store: st, OriginURL: originURL, CacheBytes: c.EdgeCacheBytes, FeedPoll: c.EdgeFeedPoll,
+		UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths}
 }
 
 // runEdge runs an edge alone: no database, the store and the origin at

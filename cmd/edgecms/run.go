@@ -79,6 +79,14 @@ func createDatabase(ctx context.Context, dsn string) error {
 	return nil
 }
 
+// newContentStore is the content store on db, making asset URLs below the
+// public URL (the origin and the publisher render the same bytes).
+func newContentStore(db *sqlx.DB, cfg config) *content.Store {
+	s := content.NewStore(db)
+	s.PublicURL = cfg.PublicURL
+	return s
+}
+
 // openMigrated connects and applies the schema.
 func openMigrated(ctx context.Context, cfg config, log *slog.Logger) (*sqlx.DB, error) {
 	db, err := openDB(ctx, cfg)
@@ -128,7 +136,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		return err
 	}
 	defer db.Close()
-	store := content.NewStore(db)
+	store := newContentStore(db, cfg)
 	wh, err := openWebhooks(db, cfg, log)
 	if err != nil {
 		return err
@@ -231,7 +239,7 @@ func runPublisher(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Lo
 		return err
 	}
 	defer db.Close()
-	pub, err := newPublisher(ctx, cfg, content.NewStore(db), log)
+	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
 	if err != nil {
 		return err
 	}
@@ -250,7 +258,7 @@ func runRepublish(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Lo
 		return err
 	}
 	defer db.Close()
-	pub, err := newPublisher(ctx, cfg, content.NewStore(db), log)
+	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
 	if err != nil {
 		return err
 	}

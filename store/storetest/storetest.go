@@ -10,6 +10,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +43,10 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 		{"ManyTags", testManyTags},
 		{"ManyTagsOnePrefix", testManyTagsOnePrefix},
 		{"LargeObject", testLarge},
+		{"PutFrom", testPutFrom},
+		{"PutFromFile", testPutFromFile},
+		{"PutFromBadLength", testPutFromBadLength},
+		{"Open", testOpen},
 		{"EmptyBody", testEmpty},
 		{"ConcurrentPutsSameKey", testConcurrentSameKey},
 		{"ConcurrentPutsManyKeys", testConcurrentManyKeys},
@@ -596,6 +602,140 @@ func testLarge(t *testing.T, s store.Store) {
 	}
 	if put(t, s, o) {
 		t.Errorf("unchanged Put: written = true")
+	}
+}
+
+// testPutFrom stores bodies read from readers of known and unknown size:
+// the same object as Put would store, and unchanged bodies are not
+// rewritten, whichever way they come.
+func testPutFrom(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	body := make([]byte, 3<<20+7)
+	rand.Read(body)
+	o := store.Object{Key: "media/a.png", ContentType: "image/png", CacheControl: "public, max-age=31536000, immutable"}
+	written, err := s.PutFrom(ctx, o, bytes.NewReader(body), int64(len(body)))
+	if err != nil || !written {
+		t.Fatalf("PutFrom of a new object = %v, %v; want true, nil", written, err)
+	}
+	want := store.Info{Key: o.Key, Size: int64(len(body)), ContentType: o.ContentType, CacheControl: o.CacheControl, ETag: store.ETag(body)}
+	got := get(t, s, o.Key)
+	if !bytes.Equal(got.Body, body) || !sameInfo(got.Info(), want) {
+		t.Errorf("Get after PutFrom = %d bytes %+v, want %d bytes %+v", len(got.Body), got.Info(), len(body), want)
+	}
+	first := stat(t, s, o.Key)
+	if written, err := s.PutFrom(ctx, o, io.MultiReader(bytes.NewReader(body)), -1); err != nil || written {
+		t.Errorf("PutFrom of the same body, size unknown = %v, %v; want false, nil", written, err)
+	}
+	withBody := o
+	withBody.Body = body
+	if put(t, s, withBody) {
+		t.Errorf("Put of the body PutFrom stored: written = true, want false")
+	}
+	if again := stat(t, s, o.Key); !again.Modified.Equal(first.Modified) {
+		t.Errorf("unchanged body rewritten: modified %v, then %v", first.Modified, again.Modified)
+	}
+	// Metadata changes are changes, as for Put.
+	o.CacheControl = "no-store"
+	if written, err := s.PutFrom(ctx, o, bytes.NewReader(body), int64(len(body))); err != nil || !written {
+		t.Errorf("PutFrom with a new cache control = %v, %v; want true, nil", written, err)
+	}
+	// An empty body, size unknown.
+	if written, err := s.PutFrom(ctx, store.Object{Key: "media/empty"}, strings.NewReader(""), -1); err != nil || !written {
+		t.Errorf("PutFrom of an empty body = %v, %v; want true, nil", written, err)
+	}
+	if got := get(t, s, "media/empty"); len(got.Body) != 0 || got.ETag != store.ETag(nil) {
+		t.Errorf("Get(media/empty) = %q %s", got.Body, got.ETag)
+	}
+}
+
+// testPutFromFile stores the rest of a file from its current offset, large
+// enough that an S3 store uploads it in parts.
+func testPutFromFile(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	body := make([]byte, 17<<20+3)
+	rand.Read(body)
+	f, err := os.CreateTemp(t.TempDir(), "body")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append([]byte("skipped"), body...)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Seek(int64(len("skipped")), io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	o := store.Object{Key: "media/big.pdf", ContentType: "application/pdf"}
+	if written, err := s.PutFrom(ctx, o, f, -1); err != nil || !written {
+		t.Fatalf("PutFrom(file) = %v, %v; want true, nil", written, err)
+	}
+	got := get(t, s, o.Key)
+	if !bytes.Equal(got.Body, body) || got.ETag != store.ETag(body) {
+		t.Errorf("Get: %d bytes etag %s, want %d bytes etag %s", len(got.Body), got.ETag, len(body), store.ETag(body))
+	}
+}
+
+// testPutFromBadLength checks that a body of another length than announced
+// is refused and writes nothing.
+func testPutFromBadLength(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		body string
+		size int64
+	}{{"0123456789", 9}, {"0123456789", 11}} {
+		_, err := s.PutFrom(ctx, store.Object{Key: "bad/len"}, strings.NewReader(c.body), c.size)
+		if !problem.Is(err, problem.Invalid) {
+			t.Errorf("PutFrom of %d bytes announced as %d: err = %v, want problem.Invalid", len(c.body), c.size, err)
+		}
+		if _, err := s.Stat(ctx, "bad/len"); !problem.Is(err, problem.NotFound) {
+			t.Errorf("after the refused PutFrom: Stat err = %v, want problem.NotFound", err)
+		}
+	}
+	if _, err := s.PutFrom(ctx, store.Object{Key: "bad/body", Body: []byte("x")}, strings.NewReader("x"), 1); !problem.Is(err, problem.Invalid) {
+		t.Errorf("PutFrom with a Body: err = %v, want problem.Invalid", err)
+	}
+	if _, err := s.PutFrom(ctx, store.Object{Key: "../x"}, strings.NewReader("x"), 1); !problem.Is(err, problem.Invalid) {
+		t.Errorf("PutFrom of ../x: err = %v, want problem.Invalid", err)
+	}
+}
+
+// testOpen reads objects through Open: the body and the metadata Stat
+// gives, one whole version even when the object is replaced while the
+// reader is open, and the errors of Get.
+func testOpen(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	old := make([]byte, 256<<10)
+	rand.Read(old)
+	o := store.Object{Key: "media/open.jpg", Body: old, ContentType: "image/jpeg", Tags: []string{"a"}}
+	put(t, s, o)
+	rc, info, err := s.Open(ctx, o.Key)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if st := stat(t, s, o.Key); !sameInfo(info, st) || !info.Modified.Equal(st.Modified) {
+		t.Errorf("Open's info = %+v, Stat = %+v", info, st)
+	}
+	o.Body = bytes.Repeat([]byte("n"), 1000)
+	put(t, s, o)
+	got, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil || !bytes.Equal(got, old) {
+		t.Errorf("reading what Open gave, after a Put: %d bytes, %v; want the %d bytes opened", len(got), err, len(old))
+	}
+	rc, info, err = s.Open(ctx, o.Key)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	got, _ = io.ReadAll(rc)
+	rc.Close()
+	if !bytes.Equal(got, o.Body) || info.ETag != store.ETag(o.Body) || info.Size != int64(len(o.Body)) {
+		t.Errorf("Open after the Put = %q %+v, want the new body", got, info)
+	}
+	if _, _, err := s.Open(ctx, "media/missing.jpg"); !problem.Is(err, problem.NotFound) {
+		t.Errorf("Open of a missing object: err = %v, want problem.NotFound", err)
+	}
+	if _, _, err := s.Open(ctx, "../x"); !problem.Is(err, problem.Invalid) {
+		t.Errorf("Open of ../x: err = %v, want problem.Invalid", err)
 	}
 }
 
