@@ -28,8 +28,10 @@ type Config struct {
 	// BodyLimit is the largest request body accepted, in bytes.
 	BodyLimit int
 	// FetchRateLimit is how many direct Fetch API requests per second one
-	// API key may make (0: no limit).
-	FetchRateLimit int
+	// fetch key may make (0: no limit), and PreviewRateLimit how many
+	// preview requests one preview key may make (0: no limit). Every
+	// origin on the database shares the counts.
+	FetchRateLimit, PreviewRateLimit int
 	// Renderer renders Fetch API answers, with each instance's
 	// render.Site from the origin's memory (read once, dropped when the
 	// event log shows a locale added or removed). Without it (and without
@@ -83,10 +85,10 @@ type Server struct {
 	log   *slog.Logger
 	app   *fiber.App
 
-	keys    *keyCache
-	limiter *rateLimiter
-	cache   *renderCache
-	sites   *siteCache
+	keys   *keyCache
+	limits rateLimits
+	cache  *renderCache
+	sites  *siteCache
 
 	users                       *users.Store
 	emailThrottle, addrThrottle *throttle.Limiter
@@ -119,9 +121,10 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 		cfg.TrustedProxies = DefaultTrustedProxies
 	}
 	s := &Server{cfg: cfg, store: store, log: log,
-		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit),
+		keys:  newKeyCache(store, cfg.KeyCacheTTL),
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
 		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle)}
+	s.limits = newRateLimits(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
 		BodyLimit:             cfg.BodyLimit,
