@@ -68,6 +68,15 @@ type Config struct {
 	// address and per client address (zero: DefaultEmailThrottle and
 	// DefaultAddressThrottle).
 	EmailThrottle, AddressThrottle throttle.Policy
+	// SecretKey is the service's secret (EDGECMS_SECRET_KEY), from which
+	// the key that signs preview links is derived; without it the preview
+	// link routes answer 503.
+	SecretKey []byte
+	// PreviewLinkTTL is how long a preview link works (0:
+	// DefaultPreviewLinkTTL).
+	PreviewLinkTTL time.Duration
+	// Now is the clock of preview links (nil: time.Now); tests stop it.
+	Now func() time.Time
 	// TrustedProxies are the proxies (edges, load balancers) whose
 	// X-Forwarded-For and X-Forwarded-Proto headers tell the client's
 	// address and scheme (nil: DefaultTrustedProxies; empty: none).
@@ -89,6 +98,8 @@ type Server struct {
 	limits rateLimits
 	cache  *renderCache
 	sites  *siteCache
+
+	previewKey []byte // signs preview links
 
 	users                       *users.Store
 	emailThrottle, addrThrottle *throttle.Limiter
@@ -117,11 +128,14 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.AddressThrottle == (throttle.Policy{}) {
 		cfg.AddressThrottle = DefaultAddressThrottle
 	}
+	if cfg.PreviewLinkTTL <= 0 {
+		cfg.PreviewLinkTTL = DefaultPreviewLinkTTL
+	}
 	if cfg.TrustedProxies == nil {
 		cfg.TrustedProxies = DefaultTrustedProxies
 	}
 	s := &Server{cfg: cfg, store: store, log: log,
-		keys:  newKeyCache(store, cfg.KeyCacheTTL),
+		keys: newKeyCache(store, cfg.KeyCacheTTL), previewKey: previewKey(cfg.SecretKey),
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
 		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle)}
 	s.limits = newRateLimits(s)
@@ -156,6 +170,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.peopleRoutes()
+	s.previewRoutes()
 	s.studioRoutes()
 	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
 	s.app.Get("/*", s.serveFetch)
