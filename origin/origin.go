@@ -29,8 +29,9 @@ type Config struct {
 	BodyLimit int
 	// FetchRateLimit is how many direct Fetch API requests per second one
 	// fetch key may make (0: no limit), and PreviewRateLimit how many
-	// preview requests one preview key may make (0: no limit). Every
-	// origin on the database shares the counts.
+	// preview requests one preview key may make (0: no limit; a bucket of
+	// PreviewBurstSeconds of them). Every origin on the database shares
+	// the counts.
 	FetchRateLimit, PreviewRateLimit int
 	// Renderer renders Fetch API answers, with each instance's
 	// render.Site from the origin's memory (read once, dropped when the

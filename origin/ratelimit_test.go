@@ -64,8 +64,8 @@ func TestRateLimitsShared(t *testing.T) {
 	if got := count("fetch", h.fetchKey, 20); got != 5 {
 		t.Errorf("two origins served %d fetch requests of one key in a stopped second, want the limit 5 once", got)
 	}
-	if got := count("preview", previewKey, 60); got != 20 {
-		t.Errorf("two origins served %d preview requests of one key in a stopped second, want the preview limit 20 once", got)
+	if got, want := count("preview", previewKey, 2000), 20*origin.PreviewBurstSeconds; got != want {
+		t.Errorf("two origins served %d preview requests of one key in a stopped second, want the preview bucket (%d) once", got, want)
 	}
 	now = now.Add(time.Second)
 	if got := count("fetch", h.fetchKey, 20); got != 5 {

@@ -77,7 +77,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_TLS_KEY", flag: "tls-key", usage: "TLS key file", str: &c.TLSKey},
 		{env: "EDGECMS_SECRET_KEY", flag: "secret-key", usage: "key that encrypts webhook signing secrets at rest", str: &c.SecretKey},
 		{env: "EDGECMS_FETCH_RATE_LIMIT", flag: "fetch-rate-limit", def: "10", usage: "direct Fetch API requests per second per API key (0: off)", num: &rate},
-		{env: "EDGECMS_PREVIEW_RATE_LIMIT", flag: "preview-rate-limit", def: "200", usage: "preview requests per second per preview key, shared by every origin (0: off)", num: &previewRate},
+		{env: "EDGECMS_PREVIEW_RATE_LIMIT", flag: "preview-rate-limit", def: strconv.Itoa(origin.DefaultPreviewRateLimit), usage: "preview requests per second per preview key, with a burst of a minute's worth, shared by every origin (0: off)", num: &previewRate},
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
 		{env: "EDGECMS_RENDER_CACHE_BYTES", flag: "render-cache-bytes", def: "67108864", usage: "size of the origin's in-memory cache of rendered fetch answers (0: off, every answer is rendered)", num: &renderCache},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
