@@ -10,8 +10,10 @@ ALTER TABLE channels ADD COLUMN preview_url text
 --    Rate): one row per key, so that N origins on one database allow the
 --    rate once, not N times. tokens is what the bucket held at updated_at;
 --    granted is how many tokens the last take handed out (the take's
---    answer, set in the same statement).
-CREATE TABLE rate_buckets (
+--    answer, set in the same statement). Unlogged: a take then commits
+--    without waiting for a WAL flush (a request under the limit waits for
+--    its take), and a crash that empties the table only fills every bucket.
+CREATE UNLOGGED TABLE rate_buckets (
     key        text PRIMARY KEY,
     tokens     double precision NOT NULL,
     granted    integer NOT NULL,
