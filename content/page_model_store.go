@@ -25,6 +25,10 @@ type Channel struct {
 	ID        int64     `db:"id" json:"id"`
 	Name      string    `db:"name" json:"name"`
 	CreatedAt time.Time `db:"created_at" json:"createdAt"`
+	// PreviewURL is the template of the links that open the channel's
+	// pages on the site in preview (package origin fills it in), or nil.
+	// Renders do not read it.
+	PreviewURL *string `db:"preview_url" json:"previewUrl"`
 }
 
 const (
@@ -33,8 +37,11 @@ const (
 	selectPageModelSQL  = `SELECT id, name, zones, created_at FROM page_models WHERE instance_id = $1 AND lower(name) = lower($2)`
 	pageModelUsedSQL    = `SELECT EXISTS (SELECT 1 FROM pages WHERE page_model_id = $1)`
 	deletePageModelSQL  = `DELETE FROM page_models WHERE id = $1`
-	insertChannelRetSQL = `INSERT INTO channels (instance_id, name) VALUES ($1, $2) RETURNING id, name, created_at`
-	selectChannelsSQL   = `SELECT id, name, created_at FROM channels WHERE instance_id = $1 ORDER BY id`
+	insertChannelRetSQL = `INSERT INTO channels (instance_id, name) VALUES ($1, $2) RETURNING id, name, created_at, preview_url`
+	selectChannelsSQL   = `SELECT id, name, created_at, preview_url FROM channels WHERE instance_id = $1 ORDER BY id`
+	setPreviewURLSQL    = `UPDATE channels SET preview_url = $3 WHERE instance_id = $1 AND lower(name) = lower($2)
+		RETURNING id, name, created_at, preview_url`
+	selectPreviewURLSQL = `SELECT preview_url FROM channels WHERE instance_id = $1 AND lower(name) = lower($2)`
 	selectChannelSQL    = `SELECT id, name, created_at FROM channels WHERE instance_id = $1 AND lower(name) = lower($2)`
 )
 
@@ -153,6 +160,27 @@ func (s *Store) Channels(ctx context.Context, inst Instance) ([]Channel, error) 
 // Channel returns the channel named name (case-insensitively).
 func (s *Store) Channel(ctx context.Context, inst Instance, name string) (Channel, error) {
 	return channelByName(ctx, s.db, inst, name)
+}
+
+// SetChannelPreviewURL sets (or, with nil, clears) the preview URL
+// template of the channel named name. The caller validates the template.
+func (s *Store) SetChannelPreviewURL(ctx context.Context, inst Instance, name string, url *string) (Channel, error) {
+	var c Channel
+	err := s.db.GetContext(ctx, &c, setPreviewURLSQL, inst.ID, name, url)
+	return c, notFound(err, "channel %q not found", name)
+}
+
+// ChannelPreviewURL returns the preview URL template of the channel named
+// name ("" when it has none).
+func (s *Store) ChannelPreviewURL(ctx context.Context, inst Instance, name string) (string, error) {
+	var url *string
+	if err := s.db.GetContext(ctx, &url, selectPreviewURLSQL, inst.ID, name); err != nil {
+		return "", notFound(err, "channel %q not found", name)
+	}
+	if url == nil {
+		return "", nil
+	}
+	return *url, nil
 }
 
 func channelByName(ctx context.Context, q sqlx.QueryerContext, inst Instance, name string) (Channel, error) {

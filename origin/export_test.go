@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 )
@@ -22,4 +23,9 @@ func ActorOf(s *Server, guid string, hdr http.Header) string {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return string(b)
+}
+
+// SetRateClock sets the clock of the origin's Fetch API rate limits.
+func SetRateClock(s *Server, now func() time.Time) {
+	s.limits.fetch.Now, s.limits.preview.Now = now, now
 }

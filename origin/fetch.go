@@ -42,7 +42,7 @@ func (s *Server) serveFetch(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := s.limiter.allow(keyID); err != nil {
+	if err := s.limit(ctx, req.APIType, keyID); err != nil {
 		return err
 	}
 	e, err := s.answer(ctx, req)

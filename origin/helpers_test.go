@@ -78,9 +78,13 @@ func newHarness(t *testing.T) *harness {
 		}
 		h.tokens[r] = secret
 	}
-	h.srv = origin.New(origin.Config{}, store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	h.srv = origin.New(origin.Config{SecretKey: testSecret}, store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return h
 }
+
+// testSecret is the secret key of the tests' origins (it signs preview
+// links).
+var testSecret = bytes.Repeat([]byte{5}, 32)
 
 // newFullHarness is a harness whose origin also serves the webhook routes
 // (deliveries may reach loopback, where its receiver listens) and the asset
@@ -99,7 +103,7 @@ func newFullHarness(t *testing.T) *harness {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(h.receiver.Close)
-	h.srv = origin.New(origin.Config{Webhooks: h.hooks, Assets: h.objects}, h.store,
+	h.srv = origin.New(origin.Config{Webhooks: h.hooks, Assets: h.objects, SecretKey: testSecret}, h.store,
 		slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return h
 }
@@ -636,6 +640,8 @@ func (h *harness) populate() world {
 	check("page model Main", err)
 	_, err = s.CreatePageModel(ctx, inst, "Spare", []string{"Zone"})
 	check("page model Spare", err)
+	_, err = s.SetChannelPreviewURL(ctx, inst, "website", ptr("https://site.example/api/preview?slug={path}&key={previewLink}"))
+	check("preview URL", err)
 	p, err := s.CreatePage(ctx, inst, "en-us", content.PageInput{Title: ptr("Home"), PageModel: ptr("Main")})
 	check("page Home", err)
 	w.parent = p.PageID

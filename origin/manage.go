@@ -48,6 +48,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	r.Get("/channels", edit, listAll(s.store.Channels))
 	r.Post("/channels", manage, s.createChannel)
+	r.Patch("/channels/:name", manage, s.updateChannel)
 
 	s.webhookRoutes(r)
 	s.mediaRoutes(r)
@@ -76,6 +77,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	l.Post("/pages/:id/zones/:zone", edit, s.resolveLocale, s.addComponent)
 	l.Put("/pages/:id/zones/:zone/order", edit, s.resolveLocale, s.reorderZone)
 	l.Delete("/pages/:id/zones/:zone/:contentID", edit, s.resolveLocale, s.removeComponent)
+	l.Post("/pages/:id/preview-link", edit, s.resolveLocale, s.previewLink)
 	l.Post("/pages/:id/:action", s.resolveLocale, actionInLocale(s.store.PageAction))
 }
 

@@ -40,8 +40,11 @@ type Config struct {
 	// (default media.DefaultSizes; see media.ParseTransform).
 	ImageSizes []int
 	// FetchRateLimit is how many direct Fetch API requests per second one
-	// API key may make (0: no limit).
-	FetchRateLimit int
+	// fetch key may make (0: no limit), and PreviewRateLimit how many
+	// preview requests one preview key may make (0: no limit; a bucket of
+	// PreviewBurstSeconds of them). Every origin on the database shares
+	// the counts.
+	FetchRateLimit, PreviewRateLimit int
 	// Renderer renders Fetch API answers, with each instance's
 	// render.Site from the origin's memory (read once, dropped when the
 	// event log shows a locale added or removed). Without it (and without
@@ -78,6 +81,15 @@ type Config struct {
 	// address and per client address (zero: DefaultEmailThrottle and
 	// DefaultAddressThrottle).
 	EmailThrottle, AddressThrottle throttle.Policy
+	// SecretKey is the service's secret (EDGECMS_SECRET_KEY), from which
+	// the key that signs preview links is derived; without it the preview
+	// link routes answer 503.
+	SecretKey []byte
+	// PreviewLinkTTL is how long a preview link works (0:
+	// DefaultPreviewLinkTTL).
+	PreviewLinkTTL time.Duration
+	// Now is the clock of preview links (nil: time.Now); tests stop it.
+	Now func() time.Time
 	// TrustedProxies are the proxies (edges, load balancers) whose
 	// X-Forwarded-For and X-Forwarded-Proto headers tell the client's
 	// address and scheme (nil: DefaultTrustedProxies; empty: none).
@@ -95,10 +107,12 @@ type Server struct {
 	log   *slog.Logger
 	app   *fiber.App
 
-	keys    *keyCache
-	limiter *rateLimiter
-	cache   *renderCache
-	sites   *siteCache
+	keys   *keyCache
+	limits rateLimits
+	cache  *renderCache
+	sites  *siteCache
+
+	previewKey []byte // signs preview links
 
 	users                       *users.Store
 	emailThrottle, addrThrottle *throttle.Limiter
@@ -138,14 +152,18 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.AddressThrottle == (throttle.Policy{}) {
 		cfg.AddressThrottle = DefaultAddressThrottle
 	}
+	if cfg.PreviewLinkTTL <= 0 {
+		cfg.PreviewLinkTTL = DefaultPreviewLinkTTL
+	}
 	if cfg.TrustedProxies == nil {
 		cfg.TrustedProxies = DefaultTrustedProxies
 	}
 	s := &Server{cfg: cfg, store: store, log: log,
-		keys: newKeyCache(store, cfg.KeyCacheTTL), limiter: newRateLimiter(cfg.FetchRateLimit),
+		keys: newKeyCache(store, cfg.KeyCacheTTL), previewKey: previewKey(cfg.SecretKey),
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
 		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle),
 		renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
+	s.limits = newRateLimits(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
 		BodyLimit:             cfg.BodyLimit,
@@ -182,6 +200,7 @@ func (s *Server) routes() {
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.peopleRoutes()
+	s.previewRoutes()
 	s.studioRoutes()
 	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
 	// After the Studio's routes: its files are under /studio/assets/.

@@ -71,6 +71,7 @@ func matrix(w world) []routeCase {
 
 		{"/channels", request{"GET", "/channels", nil}, edit, 200},
 		{"/channels", request{"POST", "/channels", m{"name": "footer"}}, manage, 201},
+		{"/channels/:name", request{"PATCH", "/channels/footer", m{"previewUrl": "https://site.example{path}?agilitypreviewkey={previewLink}"}}, manage, 200},
 
 		{"/webhook", request{"POST", "/webhook", m{"name": "CI", "url": w.hookURL, "contentSaveEvents": true}}, manage, 201},
 		{"/webhook", request{"POST", "/webhook", m{"rowKey": w.webhook, "retriesEnabled": true, "retryCount": 5}}, manage, 200},
@@ -127,6 +128,7 @@ func matrix(w world) []routeCase {
 		{"/:locale/pages/:id/zones/:zone", request{"POST", page + "/zones/MainContentZone", m{"module": "Hero", "fields": m{"heading": "Two"}}}, edit, 201},
 		{"/:locale/pages/:id/zones/:zone/order", request{"PUT", page + "/zones/Sidebar/order", m{"contentIDs": []int64{}}}, edit, 204},
 		{"/:locale/pages/:id/zones/:zone/:contentID", request{"DELETE", fmt.Sprintf("%s/zones/MainContentZone/%d", page, w.component), nil}, edit, 204},
+		{"/:locale/pages/:id/preview-link", request{"POST", page + "/preview-link", nil}, edit, 200},
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/request-approval", nil}, edit, 200},
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/approve", nil}, publish, 200},
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/decline", nil}, publish, 409},

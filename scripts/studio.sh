@@ -10,25 +10,10 @@
 # ~/.cache/edgecms/studio-npm/<hash> (outside the checkout) and linked as
 # studio/node_modules.
 set -euo pipefail
+# shellcheck source=npm-deps.sh
+source "$(dirname "$0")/npm-deps.sh"
 cd "$(dirname "$0")/../studio"
-cache=${EDGECMS_CACHE:-$HOME/.cache/edgecms}
-
-deps() {
-  local sum dir tmp
-  sum=$(cat package.json package-lock.json | sha256sum | cut -c1-16)
-  dir=$cache/studio-npm/$sum
-  if [ ! -d "$dir/node_modules" ]; then
-    mkdir -p "$cache/studio-npm"
-    tmp=$(mktemp -d "$cache/studio-npm/install.XXXXXX")
-    cp package.json package-lock.json "$tmp/"
-    (cd "$tmp" && npm ci --no-audit --no-fund --loglevel=error --cache "$cache/npm-cache" >&2)
-    mv -T "$tmp" "$dir" 2>/dev/null || rm -rf "$tmp" # another run installed it meanwhile
-  fi
-  if [ -e node_modules ] && [ ! -L node_modules ]; then
-    rm -rf node_modules
-  fi
-  ln -sfn "$dir/node_modules" node_modules
-}
+deps() { npm_deps studio-npm; }
 
 # build OUT: a production build into OUT, and its size report.
 build() {

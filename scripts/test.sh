@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test of edgecms against real services: the Postgres at
 # DATABASE_URL (default 127.0.0.1:5432), a MinIO server it installs on first
-# use, the npm packages of the client-compatibility tests, and Debian's
-# Chromium for the Studio's browser tests (installed with apt when missing).
+# use, the npm packages of the client-compatibility tests and of the Next.js
+# example site, and Debian's Chromium for the Studio's browser tests
+# (installed with apt when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/minio.sh >/dev/null
@@ -10,6 +11,9 @@ export EDGECMS_MINIO_BIN=${EDGECMS_MINIO_BIN:-${EDGECMS_CACHE:-$HOME/.cache/edge
 if [ -f scripts/compat/package.json ]; then
   (cd scripts/compat && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+# The Next.js example site's packages, installed once per lock file
+# outside the checkout (go test ./examples/nextjs builds the site with them).
+bash scripts/nextjs.sh deps >/dev/null
 if [ ! -x /usr/bin/chromium ]; then
   echo "installing Debian's chromium for the Studio's browser tests" >&2
   if [ "$(id -u)" = 0 ]; then sudo=; else sudo=sudo; fi

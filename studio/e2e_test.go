@@ -6,11 +6,14 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
+	"html"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +50,7 @@ type e2eEnv struct {
 	Users       map[string]string `json:"users"` // role -> email
 	Password    string            `json:"password"`
 	Receiver    string            `json:"receiver"`
+	Site        string            `json:"site"`
 	Secrets     []string          `json:"secrets"`
 	Screenshots string            `json:"screenshots"`
 }
@@ -193,6 +197,7 @@ func startStudio(t *testing.T) e2eEnv {
 			return res.Body, res.Tags, err
 		},
 		Webhooks: hooks, Assets: store.NewMemory(nil), Users: us, FetchRateLimit: 1000,
+		SecretKey: bytes.Repeat([]byte{3}, 32),
 	}, cs, log)
 	workers, stop := context.WithCancel(context.Background())
 	done := make(chan struct{}, 2)
@@ -207,7 +212,69 @@ func startStudio(t *testing.T) e2eEnv {
 		<-done
 	})
 	env.Base = "http://" + ln.Addr().String()
+	env.Site = serveSite(t, env)
 	return env
+}
+
+// serveSite serves a small site as a real one previews drafts: its
+// /api/preview route exchanges the preview link's token for what it opens
+// (POST /api/v1/preview/verify with the site's preview key), remembers
+// draft mode in a cookie and redirects to the page, which it then reads
+// from the preview API. It returns the site's address.
+func serveSite(t *testing.T, env e2eEnv) string {
+	t.Helper()
+	call := func(method, path string, body any, v any) error {
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		req, _ := http.NewRequest(method, env.Base+path, rd)
+		req.Header.Set("APIKey", env.PreviewKey)
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer res.Body.Close()
+		if res.StatusCode != 200 {
+			b, _ := io.ReadAll(res.Body)
+			return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
+		}
+		return json.NewDecoder(res.Body).Decode(v)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/preview", func(w http.ResponseWriter, r *http.Request) {
+		var target struct{ Locale, Path string }
+		if err := call("POST", "/api/v1/preview/verify", map[string]string{"token": r.URL.Query().Get("key")}, &target); err != nil {
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: "draft", Value: target.Locale, Path: "/", HttpOnly: true})
+		http.Redirect(w, r, target.Path, http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		ck, err := r.Cookie("draft")
+		if err != nil {
+			http.Error(w, "this site shows drafts only", http.StatusNotFound)
+			return
+		}
+		var page struct {
+			Page struct{ Title string } `json:"page"`
+		}
+		q := url.Values{"path": {r.URL.Path}}
+		if err := call("GET", "/"+env.Guid+"/preview/"+ck.Value+"/page/website?"+q.Encode(), nil, &page); err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		fmt.Fprintf(w, "<!doctype html><html lang=en><title>%s</title><main><h1>%s</h1><p>The draft of %s</p></main></html>",
+			html.EscapeString(page.Page.Title), html.EscapeString(page.Page.Title), html.EscapeString(r.URL.Path))
+	})
+	site := &http.Server{Handler: mux}
+	ln := listen(t)
+	go site.Serve(ln)
+	t.Cleanup(func() { site.Close() })
+	return "http://" + ln.Addr().String()
 }
 
 func listen(t *testing.T) net.Listener {

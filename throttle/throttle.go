@@ -1,7 +1,7 @@
-// Package throttle slows down guessing: it counts failed attempts per key
-// (an email address, a client address, a credential's prefix) in Postgres,
-// so that every origin shares the counts, and blocks a key that failed too
-// often for a while.
+// Package throttle slows down guessing and bounds request rates: it counts
+// failed attempts per key (an email address, a client address, a
+// credential's prefix) in Postgres, so that every origin shares the counts,
+// and blocks a key that failed too often for a while.
 //
 // A Limiter is one policy under one name; a caller checks the keys of an
 // attempt before making it (Check), records a failure (Fail) and, where a
@@ -9,6 +9,9 @@
 // sign-in of the management API uses one limiter per email address and one
 // per client address; failed management-token attempts can use the same
 // type under another name.
+//
+// A Rate limits requests, failed or not: a token bucket per key, also in
+// Postgres and shared by every origin (the Fetch API's limits per API key).
 package throttle
 
 import (

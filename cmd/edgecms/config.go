@@ -29,6 +29,7 @@ type config struct {
 	TLSKey           string
 	SecretKey        string
 	FetchRateLimit   int
+	PreviewRateLimit int
 	EdgeCacheBytes   int64
 	RenderCacheBytes int64
 	EdgeFeedPoll     time.Duration
@@ -77,7 +78,7 @@ type setting struct {
 }
 
 func (c *config) settings() []setting {
-	var rate, cache, renderCache int64
+	var rate, previewRate, cache, renderCache int64
 	return []setting{
 		{env: "DATABASE_URL", flag: "database-url", def: "postgres://postgres@127.0.0.1:5432/edgecms?sslmode=disable", usage: "Postgres connection string", str: &c.DatabaseURL},
 		{env: "EDGECMS_ADDR", flag: "addr", def: "127.0.0.1:8080", usage: "listen address", str: &c.Addr},
@@ -87,6 +88,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_TLS_KEY", flag: "tls-key", usage: "TLS key file", str: &c.TLSKey},
 		{env: "EDGECMS_SECRET_KEY", flag: "secret-key", usage: "key that encrypts webhook signing secrets at rest", str: &c.SecretKey},
 		{env: "EDGECMS_FETCH_RATE_LIMIT", flag: "fetch-rate-limit", def: "10", usage: "direct Fetch API requests per second per API key (0: off)", num: &rate},
+		{env: "EDGECMS_PREVIEW_RATE_LIMIT", flag: "preview-rate-limit", def: strconv.Itoa(origin.DefaultPreviewRateLimit), usage: "preview requests per second per preview key, with a burst of a minute's worth, shared by every origin (0: off)", num: &previewRate},
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
 		{env: "EDGECMS_RENDER_CACHE_BYTES", flag: "render-cache-bytes", def: "67108864", usage: "size of the origin's in-memory cache of rendered fetch answers (0: off, every answer is rendered)", num: &renderCache},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
@@ -244,7 +246,7 @@ func badHeaderLine(headers string) int {
 // the command's flags, and validates it.
 func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 	var c config
-	var rate, cache, renderCache string
+	var rate, previewRate, cache, renderCache string
 	ss := c.settings()
 	for i := range ss {
 		s := &ss[i]
@@ -254,7 +256,7 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		}
 		dst := s.str
 		if s.num != nil {
-			dst = map[string]*string{"EDGECMS_FETCH_RATE_LIMIT": &rate, "EDGECMS_EDGE_CACHE_BYTES": &cache,
+			dst = map[string]*string{"EDGECMS_FETCH_RATE_LIMIT": &rate, "EDGECMS_PREVIEW_RATE_LIMIT": &previewRate, "EDGECMS_EDGE_CACHE_BYTES": &cache,
 				"EDGECMS_RENDER_CACHE_BYTES": &renderCache}[s.env]
 		}
 		fs.StringVar(dst, s.flag, val, s.usage+" ($"+s.env+")")
@@ -267,6 +269,10 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_FETCH_RATE_LIMIT: want a whole number >= 0, got %q", rate)
 	}
 	c.FetchRateLimit = n
+	if n, err = strconv.Atoi(previewRate); err != nil || n < 0 {
+		return c, fmt.Errorf("EDGECMS_PREVIEW_RATE_LIMIT: want a whole number >= 0, got %q", previewRate)
+	}
+	c.PreviewRateLimit = n
 	m, err := strconv.ParseInt(cache, 10, 64)
 	if err != nil || m < 1<<20 {
 		return c, fmt.Errorf("EDGECMS_EDGE_CACHE_BYTES: want a number of bytes >= 1048576, got %q", cache)
@@ -372,7 +378,7 @@ func (c config) LogValue() slog.Value {
 	return slog.GroupValue(
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
 		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
-		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit),
+		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit), slog.Int("previewRateLimit", c.PreviewRateLimit),
 		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
 		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),
@@ -390,6 +396,6 @@ func (c config) originConfig(r *render.Renderer) origin.Config {
 	if cacheBytes == 0 {
 		cacheBytes = -1 // origin.Config's zero is its default size
 	}
-	return origin.Config{FetchRateLimit: c.FetchRateLimit, Renderer: r, RenderCacheBytes: cacheBytes,
+	return origin.Config{FetchRateLimit: c.FetchRateLimit, PreviewRateLimit: c.PreviewRateLimit, Renderer: r, RenderCacheBytes: cacheBytes,
 		TrustedProxies: c.TrustedProxies, UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths}
 }

@@ -24,6 +24,9 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--webhook-timeout", "0s"}, wantErr: "EDGECMS_WEBHOOK_TIMEOUT"},
 		{args: []string{"--webhook-timeout", "soon"}, wantErr: "EDGECMS_WEBHOOK_TIMEOUT"},
 		{args: []string{"--fetch-rate-limit", "-1"}, wantErr: "EDGECMS_FETCH_RATE_LIMIT"},
+		{args: nil, check: func(c config) bool { return c.PreviewRateLimit == 100 && c.originConfig(nil).PreviewRateLimit == 100 }},
+		{env: map[string]string{"EDGECMS_PREVIEW_RATE_LIMIT": "0"}, check: func(c config) bool { return c.originConfig(nil).PreviewRateLimit == 0 }},
+		{args: []string{"--preview-rate-limit", "fast"}, wantErr: "EDGECMS_PREVIEW_RATE_LIMIT"},
 		{args: []string{"--edge-cache-bytes", "12"}, wantErr: "EDGECMS_EDGE_CACHE_BYTES"},
 		// The origin's render cache: 0 turns it off, which origin.Config says with a negative size.
 		{args: nil, check: func(c config) bool {

@@ -25,6 +25,7 @@ import (
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/scheduler"
 	"github.com/edgecms/edgecms/schema"
+	"github.com/edgecms/edgecms/webhooks"
 )
 
 // openDB connects to Postgres and checks the connection.
@@ -179,6 +180,10 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	ocfg := cfg.originConfig(renderer)
 	ocfg.Webhooks, ocfg.WriteBack, ocfg.Assets = wh, pub.WriteBack, assets
 	ocfg.Users = userStore(db, cfg)
+	// The secret openWebhooks read (or generated) also signs preview links.
+	if ocfg.SecretKey, _, err = webhooks.LoadKey(cfg.SecretKey, secretKeyFile); err != nil {
+		return err
+	}
 	srv := origin.New(ocfg, store, log.With("role", "origin"))
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()

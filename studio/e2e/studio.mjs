@@ -489,6 +489,36 @@ scenario('move a page in the tree', async () => {
   assert(nested === 1, 'the tree shows the page under its new parent');
 });
 
+scenario('preview a page on the site through a signed link', async () => {
+  // The channel's preview URL, in Settings.
+  await nav('Settings');
+  await page.getByRole('tab', { name: 'Channels' }).click();
+  const input = page.getByLabel('Preview URL of website');
+  await input.fill('not a url');
+  await page.getByRole('button', { name: 'Save preview URL of website', exact: true }).click();
+  forgive(400);
+  await page.getByRole('alert').filter({ hasText: /previewLink/ }).waitFor();
+  await input.fill(`${env.site}/api/preview?slug={path}&key={previewLink}`);
+  await page.getByRole('button', { name: 'Save preview URL of website', exact: true }).click();
+  await page.getByText('Pages of website now preview at').waitFor();
+  await axe('settings: channels');
+  // An unsaved title: Preview saves it, then opens the draft on the site.
+  await page.goto(studio(`pages/${ids.page}`));
+  await page.getByRole('heading', { name: 'Spring sale', level: 1 }).waitFor();
+  await page.getByLabel('Title', { exact: true }).fill('Spring sale, draft');
+  const [tab] = await Promise.all([context.waitForEvent('page'), page.getByRole('button', { name: 'Preview', exact: true }).click()]);
+  await tab.waitForLoadState();
+  await tab.getByRole('heading', { name: 'Spring sale, draft' }).waitFor();
+  const shown = await tab.textContent('body');
+  assert(shown.includes('draft of /offers/spring-sale') && tab.url().endsWith('/offers/spring-sale'), `the site shows ${shown} at ${tab.url()}`);
+  assert(await tab.evaluate(() => window.opener === null), 'the site cannot reach the Studio through window.opener');
+  await tab.close();
+  await page.getByText(/Preview opened: \/offers\/spring-sale/).waitFor();
+  // The draft is not live.
+  const live = await fetchAPI(`en-us/page/${ids.page}`);
+  assert(live.body.title === 'Spring sale', `the live page's title: ${live.body.title}`);
+});
+
 scenario('find a failed webhook delivery and redeliver it', async () => {
   await nav('Webhooks');
   await page.getByRole('button', { name: 'New webhook', exact: true }).click();
