@@ -177,6 +177,9 @@ func (s *Server) watch(ctx context.Context, interval time.Duration) {
 			}
 			pos = e.Position()
 		}
+		if len(evs) > 0 {
+			s.watched.Store(evs[len(evs)-1].ID)
+		}
 		for guid := range locales {
 			s.sites.forget(guid)
 		}

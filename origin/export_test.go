@@ -29,3 +29,7 @@ func ActorOf(s *Server, guid string, hdr http.Header) string {
 func SetRateClock(s *Server, now func() time.Time) {
 	s.limits.fetch.Now, s.limits.preview.Now = now, now
 }
+
+// WatchedEvent returns the id of the last event the origin's render cache
+// has read from the event log.
+func WatchedEvent(s *Server) int64 { return s.watched.Load() }

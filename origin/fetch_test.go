@@ -57,6 +57,12 @@ func newFetchHarness(t *testing.T, cfg origin.Config) *fetchHarness {
 	check("publish", err)
 	_, key, err := h.store.CreateAPIKey(ctx, h.inst, content.APIKeyInput{Name: ptr("site"), Type: "fetch"})
 	check("api key", err)
+	// The origin started following the event log before the content
+	// above was written: wait until it has read those events, so that
+	// a test's first answers are not dropped by them afterwards.
+	var last int64
+	check("last event", h.db.Get(&last, `SELECT max(id) FROM events`))
+	waitFor(t, "the origin read the setup's events", func() bool { return origin.WatchedEvent(h.srv) >= last })
 	return &fetchHarness{harness: h, fetchKey: key, post: st.ContentID}
 }
 

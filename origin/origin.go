@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -110,7 +111,10 @@ type Server struct {
 	keys   *keyCache
 	limits rateLimits
 	cache  *renderCache
-	sites  *siteCache
+	// watched is the id of the last event watch has read, for tests that
+	// must know the cache has seen a change.
+	watched atomic.Int64
+	sites   *siteCache
 
 	previewKey []byte // signs preview links
 
