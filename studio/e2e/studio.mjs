@@ -393,19 +393,64 @@ scenario('the items table filters, sorts and acts on a selection', async () => {
   assert(list.body.items.some((i) => fld(i.fields, 'title') === 'Third article'), 'batch-published items are live');
 });
 
+/** The types an upload input offers, from its accept attribute. */
+async function accepts(input) {
+  return ((await input.getAttribute('accept')) ?? '').split(',').map((t) => t.trim());
+}
+
+/** The images of the screen that failed to load (a broken thumbnail). */
+async function brokenImages() {
+  return page.evaluate(() => [...document.images].filter((i) => i.complete && i.naturalWidth === 0).map((i) => i.alt || i.src));
+}
+
 scenario('upload an image and use it in an item', async () => {
   await nav('Media');
   await page.getByRole('heading', { name: 'Media', level: 1 }).waitFor();
-  await page.getByLabel('Upload', { exact: true }).setInputFiles({ name: 'sunrise.png', mimeType: 'image/png', buffer: png(40, 30, [230, 120, 40]) });
-  await page.getByText('uploaded').waitFor();
+  const upload = page.getByLabel('Upload', { exact: true });
+  const offered = await accepts(upload);
+  for (const t of ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/svg+xml', 'application/pdf']) {
+    assert(offered.includes(t), `the media library's upload offers ${t}: ${offered}`);
+  }
+  await upload.setInputFiles({ name: 'sunrise.png', mimeType: 'image/png', buffer: png(40, 30, [230, 120, 40]) });
+  const uploads = page.getByRole('list', { name: 'Uploads' });
+  await uploads.getByRole('listitem').filter({ hasText: 'sunrise.png' }).getByText('uploaded').waitFor();
   await page.getByRole('img', { name: 'sunrise' }).waitFor();
+  // A PDF is a file in the library: its type and name, not a broken image.
+  await upload.setInputFiles({ name: 'menu.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n') });
+  await uploads.getByRole('listitem').filter({ hasText: 'menu.pdf' }).getByText('uploaded').waitFor();
+  const files = page.getByRole('list', { name: 'Files' });
+  const pdf = files.getByRole('link', { name: 'menu', exact: true });
+  await pdf.waitFor();
+  assert((await pdf.textContent()).includes('PDF'), 'the PDF shows its type');
+  assert((await files.getByRole('img', { name: 'menu' }).count()) === 0, 'the PDF is not shown as an image');
+  await until('the thumbnails to load', async () => (await page.getByRole('img', { name: 'sunrise' }).evaluate((i) => i.complete && i.naturalWidth > 0)));
+  const broken = await brokenImages();
+  assert(!broken.length, `broken thumbnails in the media library: ${broken}`);
   await axe('media');
   await shot('media');
   await page.getByLabel('Table').check();
   await page.getByRole('columnheader', { name: 'File' }).waitFor();
+  const pdfRow = page.getByRole('row').filter({ hasText: 'menu.pdf' });
+  assert(!(await pdfRow.textContent()).includes('0×0'), 'the PDF has no pixel size in the table');
+  assert(!(await brokenImages()).length, 'no broken thumbnail in the table');
+  await axe('media table');
+
+  // An image field offers images only: uploading an SVG drawing chooses
+  // it; the library shows no PDF.
   await page.goto(studio(`content/articles/${ids.item}`));
+  const field = page.getByLabel('Upload Photo', { exact: true });
+  // Once the item is loaded (the fields are made again with it).
+  await until('the item loaded', async () => (await page.getByLabel('Title').inputValue()) !== '' && (await field.isEnabled()));
+  const imageTypes = await accepts(field);
+  for (const t of ['image/webp', 'image/avif', 'image/svg+xml']) assert(imageTypes.includes(t), `an image field's upload offers ${t}: ${imageTypes}`);
+  assert(!imageTypes.includes('application/pdf'), `an image field's upload offers PDF: ${imageTypes}`);
+  await field.setInputFiles({ name: 'logo.svg', mimeType: 'image/svg+xml', buffer: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24"><circle cx="12" cy="12" r="10" fill="#0a4fb5"/></svg>') });
+  await page.getByRole('group', { name: 'Photo' }).getByRole('img', { name: 'logo' }).waitFor();
   await page.getByRole('button', { name: 'Choose from media', exact: true }).click();
-  await page.getByRole('button', { name: 'Use sunrise', exact: true }).click();
+  const chooser = page.getByRole('dialog', { name: /Choose an image/ });
+  await chooser.getByRole('button', { name: 'Use logo', exact: true }).waitFor();
+  assert((await chooser.getByRole('button', { name: 'Use menu', exact: true }).count()) === 0, 'the image chooser offers the PDF');
+  await chooser.getByRole('button', { name: 'Use sunrise', exact: true }).click();
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.getByText('Saved.').waitFor();
   await page.getByRole('button', { name: 'Publish', exact: true }).click();
@@ -489,6 +534,30 @@ scenario('move a page in the tree', async () => {
   assert(nested === 1, 'the tree shows the page under its new parent');
 });
 
+scenario('make a page dynamic in its settings', async () => {
+  await nav('Pages');
+  await page.getByLabel('Title').fill('Articles');
+  await page.getByLabel('Page model').selectOption('Landing');
+  await page.getByRole('button', { name: 'Create page', exact: true }).click();
+  await page.waitForURL(/\/pages\/\d+$/);
+  const id = Number(page.url().split('/').pop());
+  const settings = page.getByRole('form', { name: 'Page settings' });
+  await settings.getByLabel('Page type').selectOption('dynamic');
+  await settings.getByLabel('Container of the items').selectOption('articles');
+  await settings.getByLabel('Path field').selectOption('Title');
+  await axe('page settings: dynamic');
+  await settings.getByRole('button', { name: 'Save settings', exact: true }).click();
+  await page.getByText('Saved.').waitFor();
+  const saved = await manage(`/en-us/pages/${id}`);
+  assert(saved.pageType === 'dynamic' && saved.dynamic?.referenceName === 'articles' && saved.dynamic?.pathField === 'Title', `the page as saved: ${saved.pageType} ${JSON.stringify(saved.dynamic)}`);
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await page.getByText('the page is now published').waitFor();
+  await until('the item as a page of the sitemap', async () => {
+    const r = await fetchAPI('en-us/sitemap/flat/website');
+    return r.status === 200 && Object.values(r.body).some((n) => n.contentID === ids.item && n.pageID === id);
+  });
+});
+
 scenario('preview a page on the site through a signed link', async () => {
   // The channel's preview URL, in Settings.
   await nav('Settings');
@@ -568,6 +637,28 @@ scenario('settings: an API key shown once, users and roles', async () => {
   await page.getByRole('cell', { name: env.users.edit, exact: true }).waitFor();
   await axe('settings');
   await shot('settings');
+});
+
+scenario('an operator picks and creates instances', async () => {
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+  await signIn(env.users.operator);
+  await page.getByRole('heading', { name: 'Instances', level: 1 }).waitFor();
+  await page.getByRole('link', { name: env.guid, exact: true }).waitFor();
+  await axe('instances');
+  await shot('instances');
+  await page.getByLabel('Guid').fill('second-site');
+  await page.getByLabel('Locales').fill('en-us, de-de');
+  await page.getByRole('button', { name: 'Create instance', exact: true }).click();
+  await page.waitForURL(/\/studio\/second-site\/content$/);
+  await page.getByRole('heading', { name: 'Content', level: 1 }).waitFor();
+  const instances = await (await page.request.get('/api/v1/instances')).json();
+  assert(instances.some((i) => i.guid === 'second-site'), `the instances: ${JSON.stringify(instances)}`);
+  const locales = await (await page.request.get('/api/v1/instance/second-site/locales')).json();
+  assert(locales.map((l) => l.code).join() === 'en-us,de-de', `the new instance's locales: ${JSON.stringify(locales)}`);
+  // The instance menu goes back to the first one.
+  await page.getByLabel('Instance', { exact: true }).selectOption(env.guid);
+  await page.waitForURL(new RegExp(`/studio/${env.guid}/content$`));
 });
 
 scenario('a role too low sees the action disabled and the API refuses it', async () => {
