@@ -507,6 +507,21 @@ scenario('build a page with two components, reorder them, publish', async () => 
   });
   const headings = live.body.zones.MainContentZone.map((z) => fld(z.item.fields, 'heading'));
   assert(JSON.stringify(headings) === JSON.stringify(['Second banner', 'First banner']), `published zone: ${JSON.stringify(headings)}`);
+
+  // A component edited in place goes live when the page is published
+  // again (the page itself has no change).
+  const second = live.body.zones.MainContentZone[0].item.contentID ?? live.body.zones.MainContentZone[0].item.contentid;
+  await zone.getByText(`Edit Banner #${second}`, { exact: true }).click();
+  const edit = zone.getByRole('form', { name: `Banner #${second}` });
+  await edit.getByLabel('Heading').fill('Second banner, edited');
+  await edit.getByRole('button', { name: 'Save Banner', exact: true }).click();
+  await zone.getByText('Saved: publish the page to put it on the site.').waitFor();
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await page.getByText('the page is now published').waitFor();
+  await until('the edited component in the Fetch API', async () => {
+    const r = await fetchAPI(`en-us/page/${ids.page}`);
+    return r.status === 200 && fld(r.body.zones.MainContentZone[0].item.fields, 'heading') === 'Second banner, edited';
+  });
 });
 
 scenario('move a page in the tree', async () => {
@@ -659,6 +674,7 @@ scenario('an operator picks and creates instances', async () => {
   // The instance menu goes back to the first one.
   await page.getByLabel('Instance', { exact: true }).selectOption(env.guid);
   await page.waitForURL(new RegExp(`/studio/${env.guid}/content$`));
+  await page.getByRole('link', { name: 'articles', exact: true }).waitFor();
 });
 
 scenario('a role too low sees the action disabled and the API refuses it', async () => {
