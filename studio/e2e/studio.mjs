@@ -220,6 +220,10 @@ scenario('create a model and a container', async () => {
     ['PublishedOn', 'date'],
     ['Photo', 'image'],
     ['Category', 'item', { container: 'categories' }],
+    ['Views', 'number'],
+    ['Website', 'link'],
+    ['Topics', 'list', { container: 'categories' }],
+    ['Photos', 'gallery'],
   ];
   for (const [i, [name, type, opts = {}]] of fields.entries()) {
     if (i > 0) await form.getByRole('button', { name: 'Add field', exact: true }).click();
@@ -253,7 +257,7 @@ scenario('create a model and a container', async () => {
   await page.getByRole('button', { name: 'Create container', exact: true }).click();
   await page.getByRole('heading', { name: 'articles', level: 1 }).waitFor();
   const model = await manage('/models/Article');
-  assert(model.fields.length === 7 && model.fields.find((f) => f.name === 'Price').shared, `model as saved: ${JSON.stringify(model)}`);
+  assert(model.fields.length === 11 && model.fields.find((f) => f.name === 'Price').shared, `model as saved: ${JSON.stringify(model)}`);
   const container = await manage('/containers/articles');
   assert(container.model === 'Article', `container as saved: ${JSON.stringify(container)}`);
 });
@@ -276,6 +280,17 @@ scenario('create, save and publish an item', async () => {
   await picker.fill('tea');
   await page.getByRole('option', { name: /Tea/ }).click();
   await page.getByText('Linked: Tea').waitFor();
+  await page.getByLabel('Views').fill('42');
+  await page.getByLabel('Website').fill('https://example.com/tea');
+  // A linked list: chosen items, ordered with the keyboard.
+  const topics = page.getByRole('group', { name: 'Topics' });
+  await topics.getByLabel('Chosen items, in this order').check();
+  for (const name of ['Coffee', 'Tea']) {
+    await topics.getByRole('combobox', { name: 'Add to Topics' }).fill(name.toLowerCase());
+    await page.getByRole('option', { name: new RegExp(name) }).click();
+    await topics.getByRole('button', { name: `Remove ${name} from Topics` }).waitFor();
+  }
+  await topics.getByRole('button', { name: 'Move up: Tea' }).click();
   await axe('item editor');
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.waitForURL(/\/content\/articles\/\d+$/);
@@ -291,10 +306,14 @@ scenario('create, save and publish an item', async () => {
   const f = r.body.fields;
   assert(fld(f, 'title') === 'Hello from the Studio' && fld(f, 'body').includes('Written in the rich-text editor.'), `published fields: ${JSON.stringify(f)}`);
   assert(String(fld(f, 'price')) === '12.5' && String(fld(f, 'featured')) === 'true' && String(fld(f, 'publishedOn')).startsWith('2026-03-01'), `published fields: ${JSON.stringify(f)}`);
-  // The category is saved (the Fetch API shows it once the category is published).
+  // The category and the topics are saved (the Fetch API shows them once the categories are published).
   const saved = await manage(`/en-us/items/${ids.item}`);
-  const tea = (await manage('/en-us/items?container=categories')).items.find((i) => i.fields.Name === 'Tea');
+  const cats = (await manage('/en-us/items?container=categories')).items;
+  const tea = cats.find((i) => i.fields.Name === 'Tea');
+  const coffee = cats.find((i) => i.fields.Name === 'Coffee');
   assert(saved.fields.Category?.contentID === tea.contentID, `the linked category: ${JSON.stringify(saved.fields.Category)}`);
+  assert(String(fld(f, 'views')) === '42' && JSON.stringify(fld(f, 'website')).includes('https://example.com/tea'), `published fields: ${JSON.stringify(f)}`);
+  assert(JSON.stringify(saved.fields.Topics?.contentIDs) === JSON.stringify([tea.contentID, coffee.contentID]), `the linked list, in its order: ${JSON.stringify(saved.fields.Topics)}`);
 });
 
 scenario('edit it, see the draft not live, and publish', async () => {
@@ -434,6 +453,16 @@ scenario('upload an image and use it in an item', async () => {
   assert(!(await pdfRow.textContent()).includes('0×0'), 'the PDF has no pixel size in the table');
   assert(!(await brokenImages()).length, 'no broken thumbnail in the table');
   await axe('media table');
+  // A gallery of the image, for the item's gallery field.
+  await page.getByRole('tab', { name: 'Galleries' }).click();
+  await page.getByLabel('New gallery').fill('Roastery');
+  await page.getByRole('button', { name: 'Create gallery', exact: true }).click();
+  const gallery = page.getByRole('region', { name: 'Gallery Roastery' });
+  await gallery.getByLabel('Add image').selectOption({ label: 'sunrise' });
+  assert(!(await gallery.getByLabel('Add image').textContent()).includes('menu'), 'a gallery offers the PDF');
+  await gallery.getByRole('button', { name: 'Add to gallery', exact: true }).click();
+  await gallery.getByRole('img', { name: 'sunrise' }).waitFor();
+  await axe('media: galleries');
 
   // An image field offers images only: uploading an SVG drawing chooses
   // it; the library shows no PDF.
@@ -451,6 +480,7 @@ scenario('upload an image and use it in an item', async () => {
   await chooser.getByRole('button', { name: 'Use logo', exact: true }).waitFor();
   assert((await chooser.getByRole('button', { name: 'Use menu', exact: true }).count()) === 0, 'the image chooser offers the PDF');
   await chooser.getByRole('button', { name: 'Use sunrise', exact: true }).click();
+  await page.getByLabel('Photos', { exact: true }).selectOption({ label: 'Roastery' });
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.getByText('Saved.').waitFor();
   await page.getByRole('button', { name: 'Publish', exact: true }).click();
@@ -459,6 +489,9 @@ scenario('upload an image and use it in an item', async () => {
     const r = await fetchAPI(`en-us/item/${ids.item}`);
     return fld(r.body?.fields, 'photo')?.url?.startsWith(`${env.base}/${env.guid}/assets/`) && r;
   });
+  const galleryID = fld(r.body.fields, 'photos')?.galleryid;
+  const g = await fetchAPI(`gallery/${galleryID}`);
+  assert(g.status === 200 && g.body.media?.length === 1, `the item's gallery ${JSON.stringify(fld(r.body.fields, 'photos'))} in the Fetch API: ${g.status} ${JSON.stringify(g.body).slice(0, 300)}`);
   const img = await fetch(fld(r.body.fields, 'photo').url);
   assert(img.status === 200 && img.headers.get('content-type') === 'image/png', `the image's URL answers ${img.status}`);
 });
