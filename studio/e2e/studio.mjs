@@ -434,6 +434,15 @@ scenario('upload an image and use it in an item', async () => {
   const uploads = page.getByRole('list', { name: 'Uploads' });
   await uploads.getByRole('listitem').filter({ hasText: 'sunrise.png' }).getByText('uploaded').waitFor();
   await page.getByRole('img', { name: 'sunrise' }).waitFor();
+  // Dropped on the drop zone, as from a file manager.
+  const dropped = await page.evaluateHandle((b64) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'dusk.png', { type: 'image/png' }));
+    return dt;
+  }, png(30, 20, [40, 60, 160]).toString('base64'));
+  await page.getByRole('region', { name: 'Upload files' }).dispatchEvent('drop', { dataTransfer: dropped });
+  await uploads.getByRole('listitem').filter({ hasText: 'dusk.png' }).getByText('uploaded').waitFor();
+  await page.getByRole('img', { name: 'dusk' }).waitFor();
   // A PDF is a file in the library: its type and name, not a broken image.
   await upload.setInputFiles({ name: 'menu.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n') });
   await uploads.getByRole('listitem').filter({ hasText: 'menu.pdf' }).getByText('uploaded').waitFor();
@@ -494,6 +503,14 @@ scenario('upload an image and use it in an item', async () => {
   assert(g.status === 200 && g.body.media?.length === 1, `the item's gallery ${JSON.stringify(fld(r.body.fields, 'photos'))} in the Fetch API: ${g.status} ${JSON.stringify(g.body).slice(0, 300)}`);
   const img = await fetch(fld(r.body.fields, 'photo').url);
   assert(img.status === 200 && img.headers.get('content-type') === 'image/png', `the image's URL answers ${img.status}`);
+
+  // Unpublish on a date in another time zone.
+  await page.getByLabel('Time zone of Unpublish at').selectOption('America/Toronto');
+  await page.getByLabel('Unpublish at', { exact: true }).fill('2031-01-15T08:00');
+  await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+  await page.getByText('Schedule saved.').waitFor();
+  const scheduled = await manage(`/en-us/items/${ids.item}`);
+  assert(new Date(scheduled.unpublishAt).toISOString() === '2031-01-15T13:00:00.000Z', `unpublishAt as saved: ${scheduled.unpublishAt}`);
 });
 
 scenario('build a page with two components, reorder them, publish', async () => {
@@ -666,6 +683,17 @@ scenario('find a failed webhook delivery and redeliver it', async () => {
     await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
     return (await deliveries.getByRole('row').filter({ hasText: 'succeeded' }).count()) > 0;
   });
+  // By date: none from tomorrow on, today's up to today.
+  const day = (n) => new Date(Date.now() + n * 86400000).toISOString().slice(0, 10);
+  const delivered = () => deliveries.getByRole('row').filter({ hasText: /succeeded|failed/ }).count();
+  await deliveries.getByLabel('From').fill(day(1));
+  await deliveries.getByLabel('To').fill(day(2));
+  await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
+  await until('no delivery from tomorrow on', async () => (await delivered()) === 0);
+  await deliveries.getByLabel('From').fill(day(-1));
+  await deliveries.getByLabel('To').fill(day(1));
+  await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
+  await until('the delivery of today', async () => (await deliveries.getByRole('row').filter({ hasText: 'succeeded' }).count()) === 1);
 });
 
 scenario('settings: an API key shown once, users and roles', async () => {
@@ -681,6 +709,18 @@ scenario('settings: an API key shown once, users and roles', async () => {
   assert(!(await page.content()).includes(key), 'the key is gone from the page once closed');
   const r = await fetchAPI('en-us/list/articles', key);
   assert(r.status === 200, `the new key reads the Fetch API: ${r.status}`);
+  await page.getByRole('tab', { name: 'Tokens' }).click();
+  await page.getByLabel('Name').fill('deploy');
+  await page.getByLabel('Role').selectOption('publish');
+  await page.getByRole('button', { name: 'Create token', exact: true }).click();
+  const tokenShown = page.getByRole('dialog', { name: 'The management token deploy' });
+  await tokenShown.waitFor();
+  const token = (await tokenShown.locator('code').textContent()).trim();
+  await tokenShown.getByRole('button', { name: 'Done', exact: true }).click();
+  assert(!(await page.content()).includes(token), 'the token is gone from the page once closed');
+  await page.getByRole('cell', { name: 'deploy', exact: true }).waitFor();
+  const withToken = await fetch(`${env.base}${api}/models`, { headers: { Authorization: `Bearer ${token}` } });
+  assert(withToken.status === 200, `the new token reads the models: ${withToken.status}`);
   await page.getByRole('tab', { name: 'Users and roles' }).click();
   await page.getByRole('cell', { name: env.users.edit, exact: true }).waitFor();
   await axe('settings');
