@@ -690,6 +690,12 @@ scenario('find a failed webhook delivery and redeliver it', async () => {
   await deliveries.getByLabel('To').fill(day(2));
   await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
   await until('no delivery from tomorrow on', async () => (await delivered()) === 0);
+  // A range the API refuses is explained next to its field.
+  await deliveries.getByLabel('From').fill(day(3));
+  await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
+  forgive(400);
+  await deliveries.locator('.field-error').filter({ hasText: 'must not be after toDate' }).waitFor();
+  assert((await deliveries.getByLabel('From').getAttribute('aria-invalid')) === 'true', 'the refused From is marked invalid');
   await deliveries.getByLabel('From').fill(day(-1));
   await deliveries.getByLabel('To').fill(day(1));
   await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
