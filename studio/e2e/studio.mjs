@@ -686,20 +686,42 @@ scenario('find a failed webhook delivery and redeliver it', async () => {
   // By date: none from tomorrow on, today's up to today.
   const day = (n) => new Date(Date.now() + n * 86400000).toISOString().slice(0, 10);
   const delivered = () => deliveries.getByRole('row').filter({ hasText: /succeeded|failed/ }).count();
-  await deliveries.getByLabel('From').fill(day(1));
-  await deliveries.getByLabel('To').fill(day(2));
+  await deliveries.getByLabel('From', { exact: true }).fill(day(1));
+  await deliveries.getByLabel('To', { exact: true }).fill(day(2));
   await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
   await until('no delivery from tomorrow on', async () => (await delivered()) === 0);
   // A range the API refuses is explained next to its field.
-  await deliveries.getByLabel('From').fill(day(3));
+  await deliveries.getByLabel('From', { exact: true }).fill(day(3));
   await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
   forgive(400);
   await deliveries.locator('.field-error').filter({ hasText: 'must not be after toDate' }).waitFor();
-  assert((await deliveries.getByLabel('From').getAttribute('aria-invalid')) === 'true', 'the refused From is marked invalid');
-  await deliveries.getByLabel('From').fill(day(-1));
-  await deliveries.getByLabel('To').fill(day(1));
+  assert((await deliveries.getByLabel('From', { exact: true }).getAttribute('aria-invalid')) === 'true', 'the refused From is marked invalid');
+  await deliveries.getByLabel('From', { exact: true }).fill(day(-1));
+  await deliveries.getByLabel('To', { exact: true }).fill(day(1));
   await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
   await until('the delivery of today', async () => (await deliveries.getByRole('row').filter({ hasText: 'succeeded' }).count()) === 1);
+
+  // Edit it, and rotate its secret: the new one shown once, with Copy.
+  await page.getByRole('button', { name: 'Edit Site rebuild', exact: true }).click();
+  const edit = page.getByRole('dialog', { name: 'Edit webhook' });
+  await edit.getByLabel('Name').fill('Site rebuild (staging)');
+  await edit.getByLabel('Workflow (approval)').check();
+  await edit.getByRole('button', { name: 'Save webhook', exact: true }).click();
+  await page.getByRole('button', { name: 'Edit Site rebuild (staging)', exact: true }).waitFor();
+  const hooks = await manage('/webhook/list');
+  const hook = hooks.items.find((h) => h.name === 'Site rebuild (staging)');
+  assert(hook?.contentWorkflowEvents === true && hook.url === env.receiver, `the webhook as saved: ${JSON.stringify(hook)}`);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: env.base });
+  await page.getByRole('button', { name: 'Rotate secret of Site rebuild (staging)', exact: true }).click();
+  const rotated = page.getByRole('dialog', { name: 'New signing secret of Site rebuild (staging)' });
+  await rotated.waitFor();
+  const newSecret = (await rotated.locator('code').textContent()).trim();
+  assert(newSecret.startsWith('whsec_'), `the rotated secret: ${newSecret.slice(0, 8)}…`);
+  await rotated.getByRole('button', { name: 'Copy', exact: true }).click();
+  await rotated.getByText('Copied.').waitFor();
+  assert((await page.evaluate(() => navigator.clipboard.readText())) === newSecret, 'Copy put the secret on the clipboard');
+  await rotated.getByRole('button', { name: 'Done', exact: true }).click();
+  assert(!(await page.content()).includes(newSecret), 'the secret is gone from the page once closed');
 });
 
 scenario('settings: an API key shown once, users and roles', async () => {
@@ -715,6 +737,18 @@ scenario('settings: an API key shown once, users and roles', async () => {
   assert(!(await page.content()).includes(key), 'the key is gone from the page once closed');
   const r = await fetchAPI('en-us/list/articles', key);
   assert(r.status === 200, `the new key reads the Fetch API: ${r.status}`);
+  await page.getByRole('tab', { name: 'Locales' }).click();
+  await page.getByLabel('Code').fill('de-de');
+  await page.getByLabel('Name').fill('Deutsch');
+  await page.getByRole('button', { name: 'Add locale', exact: true }).click();
+  await page.getByRole('cell', { name: 'de-de', exact: true }).waitFor();
+  await axe('settings: locales');
+  await page.getByRole('tab', { name: 'Channels' }).click();
+  await page.getByLabel('Name').fill('kiosk');
+  await page.getByRole('button', { name: 'Add channel', exact: true }).click();
+  await page.getByLabel('Preview URL of kiosk').waitFor();
+  const [locales, channels] = [await manage('/locales'), await manage('/channels')];
+  assert(locales.some((l) => l.code === 'de-de') && channels.some((c) => c.name === 'kiosk'), `locales ${JSON.stringify(locales)}, channels ${JSON.stringify(channels)}`);
   await page.getByRole('tab', { name: 'Tokens' }).click();
   await page.getByLabel('Name').fill('deploy');
   await page.getByLabel('Role').selectOption('publish');
@@ -773,6 +807,27 @@ scenario('a role too low sees the action disabled and the API refuses it', async
   // And a change without the CSRF token is refused whatever the role.
   const nocsrf = await page.request.put(`${api}/en-us/items/${ids.item}`, { data: { fields: { Title: 'x' } } });
   assert(nocsrf.status() === 403, `a change without X-CSRF-Token answers ${nocsrf.status()}`);
+});
+
+scenario('an editor requests approval, a publisher approves and publishes', async () => {
+  // Still the edit role: save a change and ask for approval.
+  await page.getByLabel('Title').fill('Reviewed before going live');
+  await page.getByRole('button', { name: 'Request approval', exact: true }).click();
+  await page.getByText('the item is now awaiting approval').waitFor();
+  assert(await page.getByRole('button', { name: 'Approve', exact: true }).isDisabled(), 'Approve is disabled for the edit role');
+  const live = await fetchAPI(`en-us/item/${ids.item}`);
+  assert(fld(live.body.fields, 'title') !== 'Reviewed before going live', 'the change awaiting approval is live');
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+  await signIn(env.users.full);
+  await page.getByRole('heading', { name: 'Content', level: 1 }).waitFor();
+  await page.goto(studio(`content/articles/${ids.item}`));
+  await until('the item loaded', async () => (await page.getByLabel('Title').inputValue()) === 'Reviewed before going live');
+  await page.getByRole('button', { name: 'Approve', exact: true }).click();
+  await page.getByText('the item is now approved').waitFor();
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await page.getByText('the item is now published').waitFor();
+  await until('the approved change in the Fetch API', async () => fld((await fetchAPI(`en-us/item/${ids.item}`)).body?.fields, 'title') === 'Reviewed before going live');
 });
 
 scenario('sign out', async () => {
