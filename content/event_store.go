@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -186,7 +187,7 @@ func (s *Store) TrimEvents(ctx context.Context, before time.Time) (int64, error)
 	var total int64
 	for {
 		var n int64
-		err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+		err := pg.Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, trimLock); err != nil {
 				return err
 			}

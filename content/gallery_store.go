@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -101,7 +102,7 @@ func galleriesChanged(ctx context.Context, tx *sqlx.Tx, inst Instance, now time.
 }
 
 func duplicateGallery(err error, name string) error {
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return problem.Conflictf("a gallery named %q exists already", name)
 	}
 	return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -45,7 +46,7 @@ func (s *Store) CreateInstance(ctx context.Context, guid string, locales []Local
 	var inst Instance
 	err = s.transact(ctx, func(tx *sqlx.Tx) error {
 		if err := tx.GetContext(ctx, &inst, insertInstanceSQL, guid); err != nil {
-			if isUniqueViolation(err) {
+			if pg.IsUniqueViolation(err) {
 				return problem.Conflictf("instance %q already exists", guid)
 			}
 			return err
@@ -112,7 +113,7 @@ func insertLocale(ctx context.Context, tx *sqlx.Tx, instanceID int64, l Locale) 
 		return err
 	}
 	_, err := tx.ExecContext(ctx, insertLocaleSQL, instanceID, l.Code, strings.TrimSpace(l.Name), l.IsDefault)
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return problem.Conflictf("locale %q already exists (codes are compared case-insensitively)", l.Code)
 	}
 	return err

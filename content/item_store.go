@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -287,7 +288,7 @@ func saveItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, co
 // unknownLocale turns the foreign key violation of a copy in a locale the
 // instance does not have into a NotFound problem.
 func unknownLocale(err error, locale string) error {
-	if pqCode(err) == codeForeignKeyViolation {
+	if pg.Code(err) == pg.CodeForeignKeyViolation {
 		return problem.NotFoundf("locale %q is not configured", locale)
 	}
 	return err

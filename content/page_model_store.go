@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -68,7 +69,7 @@ func (s *Store) CreatePageModel(ctx context.Context, inst Instance, name string,
 	}
 	var pm PageModel
 	err := s.db.GetContext(ctx, &pm, insertPageModelSQL, inst.ID, name, pq.StringArray(zones))
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return PageModel{}, problem.Conflictf("a page model named %q already exists", name)
 	}
 	if err != nil {
@@ -121,7 +122,7 @@ func (s *Store) CreateChannel(ctx context.Context, inst Instance, name string) (
 	var c Channel
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
 		if err := tx.GetContext(ctx, &c, insertChannelRetSQL, inst.ID, name); err != nil {
-			if isUniqueViolation(err) {
+			if pg.IsUniqueViolation(err) {
 				return problem.Conflictf("a channel named %q already exists", name)
 			}
 			return err

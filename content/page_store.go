@@ -11,6 +11,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -399,7 +400,7 @@ func insertPageCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, h pageHead,
 	docJSON, _ := json.Marshal(doc)
 	zonesJSON, _ := json.Marshal(zones)
 	if _, err := tx.ExecContext(ctx, insertPageCopySQL, h.PageID, inst.ID, locale, h.ChannelID, h.ParentID, name, Staging, v, docJSON, zonesJSON, now); err != nil {
-		if isUniqueViolation(err) {
+		if pg.IsUniqueViolation(err) {
 			return problem.Conflictf("a sibling page is already named %q", name)
 		}
 		return unknownLocale(err, locale)
@@ -529,7 +530,7 @@ func movePage(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, raw 
 	}
 	h.ParentID = parent
 	if _, err := tx.ExecContext(ctx, moveCopiesSQL, h.PageID, parent); err != nil {
-		if isUniqueViolation(err) {
+		if pg.IsUniqueViolation(err) {
 			return false, problem.Conflictf("the new parent already has a child page with the same name")
 		}
 		return false, err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -122,7 +123,7 @@ func redirectionsChanged(ctx context.Context, tx *sqlx.Tx, inst Instance, now ti
 }
 
 func duplicateOrigin(err error, origin string) error {
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return problem.Conflictf("a redirection from %q exists already", origin)
 	}
 	return err

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -123,7 +124,7 @@ func stampSync(ctx context.Context, db *sqlx.DB, now func() time.Time, force boo
 	total := 0
 	for pending {
 		n := 0
-		err := Transact(ctx, db, func(tx *sqlx.Tx) error {
+		err := pg.Transact(ctx, db, func(tx *sqlx.Tx) error {
 			var err error
 			n, pending, err = stampOnce(ctx, tx, now().UTC().Truncate(time.Microsecond))
 			return err

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
 )
@@ -85,7 +86,7 @@ func (p *Publisher) confirm(ctx context.Context, evs []content.Event) error {
 	for i, e := range evs {
 		ids[i] = e.ID
 	}
-	return content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	return pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, insertConfirmationsSQL, pq.Array(ids)); err != nil {
 			return fmt.Errorf("confirm events: %w", err)
 		}

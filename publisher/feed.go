@@ -10,7 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
 )
@@ -80,7 +80,7 @@ func (p *Publisher) flushFeed(ctx context.Context, upTo int64) (waiting bool, er
 	if !pending {
 		return false, p.ensureFeed(ctx)
 	}
-	err = content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	err = pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
 			return fmt.Errorf("flush feed: lock: %w", err)
 		}
@@ -156,7 +156,7 @@ func (p *Publisher) ensureFeed(ctx context.Context) error {
 	_, err := p.store.Stat(ctx, FeedKey)
 	switch {
 	case problem.Is(err, problem.NotFound):
-		err = content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+		err = pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
 				return fmt.Errorf("flush feed: lock: %w", err)
 			}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
 )
@@ -102,7 +102,7 @@ func (p *Publisher) PublishKeys(ctx context.Context, guid string) error {
 		return nil // not a guid
 	}
 	changed := false
-	err := content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockSpace+2, guid); err != nil {
 			return err
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
@@ -324,7 +324,7 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 	rs = slices.Clone(rs)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].key < rs[j].key })
 	var out outcome
-	err := content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		out = outcome{rendered: len(rs)}
 		keys := make([]string, len(rs))
 		for i, r := range rs {
