@@ -9,6 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -132,7 +133,7 @@ func (s *Store) Locales(ctx context.Context, inst Instance) ([]Locale, error) {
 // event without ids whose locale is the code, so that the publisher adds or
 // withdraws the locale's objects (its sitemaps and list pages).
 func localeChanged(ctx context.Context, tx *sqlx.Tx, inst Instance, code string, now time.Time) error {
-	return appendEvent(ctx, tx, inst, Event{State: EventDeleted, Subject: SubjectLocale, Locale: ptr(code), ChangeDate: now})
+	return appendEvent(ctx, tx, inst, eventlog.Event{State: eventlog.Deleted, Subject: eventlog.SubjectLocale, Locale: ptr(code), ChangeDate: now})
 }
 
 // CreateLocale adds a locale to an instance.

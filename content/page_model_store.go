@@ -9,6 +9,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -143,7 +144,7 @@ func appendChannelEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, channe
 		return err
 	}
 	for _, l := range locales {
-		e := Event{State: EventDeleted, Subject: SubjectChannel, Locale: ptr(l), ReferenceName: ptr(channel), ChangeDate: now}
+		e := eventlog.Event{State: eventlog.Deleted, Subject: eventlog.SubjectChannel, Locale: ptr(l), ReferenceName: ptr(channel), ChangeDate: now}
 		if err := appendEvent(ctx, tx, inst, e); err != nil {
 			return err
 		}

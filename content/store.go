@@ -8,7 +8,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/edgecms/edgecms/internal/pg"
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -34,22 +34,31 @@ func NewStore(db *sqlx.DB) *Store {
 // tables beside the content (the publisher, the webhook dispatcher).
 func (s *Store) DB() *sqlx.DB { return s.db }
 
+// Events returns the event log the store's changes are appended to.
+func (s *Store) Events() *eventlog.Log { return eventlog.New(s.db) }
+
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-// eventWriterLock is the advisory lock every transaction that may write
-// events holds (shared, so writers never wait for each other); readers of
-// the event log use it to tell event writers from other transactions (see
-// schema/005_event_horizon.sql).
-const eventWriterLock = 7301968
-
-// transact runs fn in a transaction that may write events.
+// transact runs fn in a transaction that may append events.
 func (s *Store) transact(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	return pg.Transact(ctx, s.db, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, eventWriterLock); err != nil {
-			return err
-		}
-		return fn(tx)
-	})
+	return eventlog.Transact(ctx, s.db, fn)
+}
+
+// appendEvent writes e, a change of inst, to the event log inside the
+// change's transaction.
+func appendEvent(ctx context.Context, tx *sqlx.Tx, inst Instance, e eventlog.Event) error {
+	e.InstanceID, e.InstanceGuid = inst.ID, inst.Guid
+	return eventlog.Append(ctx, tx, e)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // notFound turns sql.ErrNoRows into a NotFound problem with the given detail.

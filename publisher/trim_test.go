@@ -258,7 +258,7 @@ func TestTrimConfirmations(t *testing.T) {
 	if !slices.Contains(confirmedBefore, xEvent) || !slices.Contains(confirmedBefore, publishedEvent(y)) {
 		t.Fatalf("confirmed %v, want x's %d and y's %d among them", confirmedBefore, xEvent, publishedEvent(y))
 	}
-	_, err = e.cs.TrimEvents(e.ctx, time.Now().Add(time.Hour))
+	_, err = e.cs.Events().Trim(e.ctx, time.Now().Add(time.Hour))
 	e.must(err)
 	left := events()
 	if slices.Contains(left, xEvent) || len(left) == 0 {
@@ -277,7 +277,7 @@ func TestTrimConfirmations(t *testing.T) {
 	waitFor("x and y delivered", func() bool { return rc.published(x) && rc.published(y) })
 	stop()
 	// Every event read and none parked: the trims leave nothing.
-	_, err = e.cs.TrimEvents(e.ctx, time.Now().Add(time.Hour))
+	_, err = e.cs.Events().Trim(e.ctx, time.Now().Add(time.Hour))
 	e.must(err)
 	if left := events(); len(left) != 0 {
 		t.Fatalf("after the event trim the log holds %v, want none", left)
