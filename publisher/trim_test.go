@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/webhooks"
 	"github.com/edgecms/edgecms/webhooks/egress"
 )
@@ -48,11 +49,11 @@ func (e *env) changes() []positioned {
 }
 
 // feedObject returns the feed the store holds.
-func (e *env) feedObject() Feed {
+func (e *env) feedObject() delivery.Feed {
 	e.t.Helper()
-	o, err := e.store.Get(e.ctx, FeedKey)
+	o, err := e.store.Get(e.ctx, delivery.FeedKey)
 	e.must(err)
-	var f Feed
+	var f delivery.Feed
 	e.must(json.Unmarshal(o.Body, &f))
 	return f
 }
@@ -139,7 +140,7 @@ func showChanges(cs []positioned) string {
 	return s
 }
 
-func equalFeeds(a, b Feed) bool {
+func equalFeeds(a, b delivery.Feed) bool {
 	return a.Seq == b.Seq && a.Oldest == b.Oldest && slices.Equal(a.Changes, b.Changes)
 }
 
