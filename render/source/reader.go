@@ -345,7 +345,7 @@ func NewReader(cs *content.Store) *Reader {
 	return &Reader{db: cs.DB().DB, stamper: syncstamp.New(cs.DB()), stmts: map[string]*sql.Stmt{}, publicURL: cs.PublicURL}
 }
 
-// AssetURL is the URL of the asset bytes at key, below the Store's
+// AssetURL is the URL of the asset bytes at key, below the content store's
 // PublicURL when the Reader was made.
 func (r *Reader) AssetURL(key string) string { return r.publicURL.URL(key) }
 
