@@ -60,7 +60,7 @@ func TestEventRows(t *testing.T) {
 		t.Fatalf("create item wrote %d events, want 1", len(rows))
 	}
 	e := rows[0]
-	if e.InstanceID != f.inst.ID || e.InstanceGuid != "acme" || e.Tx == "" || e.PageID != nil {
+	if e.InstanceID != f.inst.ID || e.InstanceGuid != "acme" || e.Tx == 0 || e.PageID != nil {
 		t.Errorf("event row = %+v, want instance %d acme, a tx, no pageID", e, f.inst.ID)
 	}
 	f.checkEvents("create item", mark, itemEv(EventSaved, "fr-ca", "Articles", st.ContentID, st.VersionID, t0))
@@ -237,7 +237,7 @@ func TestReadAndAckEvents(t *testing.T) {
 	}
 	// An ack never moves a position back.
 	first := f.eventsAfter(0)[0]
-	first.Tx = "1"
+	first.Tx = 1
 	if err := f.s.AckEvents(f.ctx, "webhooks", first); err != nil {
 		t.Fatal(err)
 	}
