@@ -103,6 +103,10 @@ type Publisher struct {
 	// afterChunk, when set (by tests), runs after each chunk of objects
 	// is committed.
 	afterChunk func()
+
+	// afterBatch, when set (by tests), gets the events of each batch once
+	// they are confirmed and the cursor has moved past them.
+	afterBatch func([]content.Event)
 }
 
 // New returns a Publisher on cs writing to cfg.Store. Close it when done.
