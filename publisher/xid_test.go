@@ -69,7 +69,7 @@ func TestEventsAcrossXIDDigitBoundaries(t *testing.T) {
 		if _, err := pgtest.BurnXIDs(ctx, db, b-250); err != nil {
 			t.Fatal(err)
 		}
-		w := startWriters(t, 4, func(ctx context.Context, n int) error {
+		w := pgtest.StartWriters(t, 4, func(ctx context.Context, n int) error {
 			st, err := e.cs.CreateItem(ctx, inst, "en-us", "posts", map[string]json.RawMessage{"Title": raw(fmt.Sprintf("Post %d", n))})
 			if err != nil {
 				return err
@@ -77,11 +77,11 @@ func TestEventsAcrossXIDDigitBoundaries(t *testing.T) {
 			_, err = e.cs.ItemAction(ctx, inst, "en-us", st.ContentID, content.ActionPublish)
 			return err
 		})
-		if err := pgtest.CrossXID(ctx, db, b, 200, 20, w.progress); err != nil {
+		if err := pgtest.CrossXID(ctx, db, b, 200, 20, w.Progress); err != nil {
 			t.Fatal(err)
 		}
-		w.stop()
-		items += w.done()
+		w.Stop()
+		items += w.Done()
 	}
 
 	logged := logOrder(t, e)
@@ -103,77 +103,6 @@ func TestEventsAcrossXIDDigitBoundaries(t *testing.T) {
 	}
 	e.check(t)
 	t.Logf("%d events, %d items, last transaction id %d", len(logged), items, lastXID(t, e))
-}
-
-// writers run fn in n goroutines, over and over, until stopped; progress
-// waits until one more call has returned.
-type writers struct {
-	t      *testing.T
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	n      int
-	more   chan struct{} // closed and replaced when n grows
-	err    error
-}
-
-func startWriters(t *testing.T, n int, fn func(ctx context.Context, i int) error) *writers {
-	ctx, cancel := context.WithCancel(context.Background())
-	w := &writers{t: t, cancel: cancel, more: make(chan struct{})}
-	for range n {
-		w.wg.Add(1)
-		go func() {
-			defer w.wg.Done()
-			for ctx.Err() == nil {
-				w.mu.Lock()
-				i := w.n
-				w.mu.Unlock()
-				err := fn(ctx, i)
-				w.mu.Lock()
-				if err != nil && ctx.Err() == nil && w.err == nil {
-					w.err = err
-				}
-				w.n++
-				close(w.more)
-				w.more = make(chan struct{})
-				w.mu.Unlock()
-				if err != nil {
-					return
-				}
-			}
-		}()
-	}
-	t.Cleanup(w.stop)
-	return w
-}
-
-func (w *writers) progress(ctx context.Context) error {
-	w.mu.Lock()
-	more, err := w.more, w.err
-	w.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	select {
-	case <-more:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (w *writers) stop() {
-	w.cancel()
-	w.wg.Wait()
-	if w.err != nil {
-		w.t.Fatalf("writer: %v", w.err)
-	}
-}
-
-func (w *writers) done() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.n
 }
 
 // logOrder returns the ids of every event in log order.

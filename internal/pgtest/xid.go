@@ -3,6 +3,8 @@ package pgtest
 import (
 	"context"
 	"fmt"
+	"sync"
+	"testing"
 
 	"github.com/jmoiron/sqlx"
 )
@@ -116,4 +118,87 @@ func CrossXID(ctx context.Context, db *sqlx.DB, boundary, margin, step uint64, p
 		return fmt.Errorf("cross transaction id %d: %w", boundary, err)
 	}
 	return nil
+}
+
+// Writers runs a write function in several goroutines, over and over,
+// until stopped; Progress, which CrossXID calls between its steps, waits
+// until one more write has returned.
+type Writers struct {
+	t      testing.TB
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	n      int
+	more   chan struct{} // closed and replaced when n grows
+	err    error
+}
+
+// StartWriters runs fn in n goroutines until Stop (or the test's end); i
+// counts the writes started, for names. A write that fails stops its
+// goroutine, and Stop fails the test with the error.
+func StartWriters(t testing.TB, n int, fn func(ctx context.Context, i int) error) *Writers {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Writers{t: t, cancel: cancel, more: make(chan struct{})}
+	for range n {
+		w.wg.Add(1)
+		go func() {
+			defer w.wg.Done()
+			for ctx.Err() == nil {
+				w.mu.Lock()
+				i := w.n
+				w.mu.Unlock()
+				err := fn(ctx, i)
+				w.mu.Lock()
+				if err != nil && ctx.Err() == nil && w.err == nil {
+					w.err = err
+				}
+				w.n++
+				close(w.more)
+				w.more = make(chan struct{})
+				w.mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// Progress waits until one more write has returned, and returns the error
+// of a failed write.
+func (w *Writers) Progress(ctx context.Context) error {
+	w.mu.Lock()
+	more, err := w.more, w.err
+	w.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	select {
+	case <-more:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Stop stops the writers and waits for them; a write that failed fails
+// the test.
+func (w *Writers) Stop() {
+	w.cancel()
+	w.wg.Wait()
+	w.mu.Lock()
+	err := w.err
+	w.mu.Unlock()
+	if err != nil {
+		w.t.Fatalf("writer: %v", err)
+	}
+}
+
+// Done returns how many writes have returned.
+func (w *Writers) Done() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n
 }
