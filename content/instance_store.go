@@ -61,7 +61,7 @@ func (s *Store) CreateInstance(ctx context.Context, guid string, locales []Local
 		}
 		// The event has the publisher write the channel's sitemaps, which
 		// the Fetch API answers (empty) before any page is published.
-		return appendChannelEvents(ctx, tx, inst, "website", s.now())
+		return appendChannelEvents(ctx, tx, inst, "website", inst.CreatedAt.UTC())
 	})
 	if err != nil {
 		return Instance{}, fmt.Errorf("create instance: %w", err)
