@@ -316,7 +316,7 @@ func (im *importer) importChunk(ctx context.Context, t table, entry string) erro
 		}
 		line++
 		if err != nil {
-			return badArchive("%s line %d: %v", entry, line, err)
+			return badArchive("%s line %d: %v (the file may be cut short or damaged)", entry, line, err)
 		}
 		row = bytes.TrimSpace(row)
 		if len(row) == 0 {
