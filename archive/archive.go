@@ -34,6 +34,7 @@
 package archive
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -67,6 +68,9 @@ type Manifest struct {
 	Guid string `json:"guid"`
 	// CreatedAt is when the instance was created (RFC 3339).
 	CreatedAt string `json:"createdAt"`
+	// Instance is the instance's row but its id and guid (its settings),
+	// as a JSON object.
+	Instance json.RawMessage `json:"instance"`
 	// Schema is the last database migration applied where it was exported:
 	// an archive from a newer schema is refused.
 	Schema int `json:"schema"`

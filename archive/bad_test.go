@@ -225,3 +225,40 @@ func assertEmpty(t *testing.T, s *site) {
 		t.Errorf("a refused import left %v in the store", keys)
 	}
 }
+
+// TestInstanceSettings exports an instance whose row has a setting beyond
+// its id, guid and creation time (a column a migration may add, made here
+// by the test) and imports it: the setting comes along.
+func TestInstanceSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src, dst := newSite(t), newSite(t)
+	for _, s := range []*site{src, dst} {
+		if _, err := s.db.Exec(`ALTER TABLE instances ADD COLUMN test_limit integer`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inst, err := src.cs.CreateInstance(ctx, "settings", []content.Locale{{Code: "en-us", Name: "English"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := src.db.Exec(`UPDATE instances SET test_limit = 7 WHERE id = $1`, inst.ID); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if _, err := archive.Export(ctx, src.db, src.objects, "settings", &b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := archive.Import(ctx, dst.db, dst.objects, &b, archive.ImportOptions{Guid: "settings-2"}); err != nil {
+		t.Fatal(err)
+	}
+	var limit int
+	var created, want string
+	if err := dst.db.QueryRow(`SELECT test_limit, created_at::text FROM instances WHERE guid = 'settings-2'`).Scan(&limit, &created); err != nil {
+		t.Fatal(err)
+	}
+	src.db.QueryRow(`SELECT created_at::text FROM instances WHERE guid = 'settings'`).Scan(&want)
+	if limit != 7 || created != want {
+		t.Errorf("imported instance: test_limit %d, created %s; want 7, %s", limit, created, want)
+	}
+}

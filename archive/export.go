@@ -19,7 +19,7 @@ import (
 )
 
 const (
-	exportInstanceSQL = `SELECT id, guid, to_jsonb(created_at) #>> '{}' FROM instances WHERE guid = $1`
+	exportInstanceSQL = `SELECT id, guid, to_jsonb(created_at) #>> '{}', to_jsonb(i) - 'id' - 'guid' FROM instances i WHERE guid = $1`
 	schemaVersionSQL  = `SELECT coalesce(max(version), 0) FROM schema_migrations`
 	// exportAssetKeysSQL lists the bytes to copy: assets may share them.
 	exportAssetKeysSQL = `SELECT DISTINCT object_key FROM assets WHERE instance_id = $1 ORDER BY object_key`
@@ -49,7 +49,7 @@ func Export(ctx context.Context, db *sqlx.DB, objects store.Store, guid string, 
 	defer tx.Rollback()
 	var instID int64
 	m := Manifest{Format: Format, Version: Version, Sequences: map[string]int64{}}
-	err = tx.QueryRowxContext(ctx, exportInstanceSQL, g).Scan(&instID, &m.Guid, &m.CreatedAt)
+	err = tx.QueryRowxContext(ctx, exportInstanceSQL, g).Scan(&instID, &m.Guid, &m.CreatedAt, &m.Instance)
 	if errors.Is(err, sql.ErrNoRows) {
 		return sum, problem.NotFoundf("instance %q not found", g)
 	}

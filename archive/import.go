@@ -45,6 +45,9 @@ const (
 
 const (
 	insertInstanceSQL = `INSERT INTO instances (guid, created_at) VALUES ($1, $2) RETURNING id`
+	// instanceSettingsSQL sets columns of the new instance ($1) from the
+	// archive's instance row ($2): %s is their list of "c = r.c".
+	instanceSettingsSQL = `UPDATE instances i SET %s FROM json_populate_record(NULL::instances, $2::json) r WHERE i.id = $1`
 	tableColumnsSQL   = `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`
 	// setSerialSQL and setSequenceSQL move a sequence forward (never
 	// back) to $2, so that it hands out numbers above the imported ones.
@@ -182,6 +185,9 @@ func (im *importer) run(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return im.sum, fmt.Errorf("import: create instance %q: %w", im.guid, err)
 	}
+	if err := im.instanceSettings(ctx); err != nil {
+		return im.sum, err
+	}
 	// Sequences first, so that rows created meanwhile by a running
 	// origin take numbers above the archive's.
 	if err := im.setSequences(ctx, im.manifest.Sequences); err != nil {
@@ -198,6 +204,42 @@ func (im *importer) run(ctx context.Context) (Summary, error) {
 		return im.sum, fmt.Errorf("import: commit: %w", err)
 	}
 	return im.sum, nil
+}
+
+// instanceSettings copies the columns of the archive's instance row that
+// this schema has (settings added by later migrations) to the new
+// instance; the id, guid and creation time are set already.
+func (im *importer) instanceSettings(ctx context.Context) error {
+	if len(im.manifest.Instance) == 0 {
+		return nil
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(im.manifest.Instance, &keys); err != nil {
+		return badArchive("%s: instance: %v", manifestName, err)
+	}
+	cols, err := im.columns(ctx, "instances")
+	if err != nil {
+		return err
+	}
+	var set []string
+	for _, c := range cols {
+		if _, ok := keys[c]; ok && c != "id" && c != "guid" && c != "created_at" {
+			set = append(set, pq.QuoteIdentifier(c)+" = r."+pq.QuoteIdentifier(c))
+		}
+	}
+	for k := range keys {
+		if !slices.Contains(cols, k) {
+			return badArchive("%s: instance column %q, which this schema does not have", manifestName, k)
+		}
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	q := fmt.Sprintf(instanceSettingsSQL, strings.Join(set, ", "))
+	if _, err := im.tx.ExecContext(ctx, q, im.instID, string(im.manifest.Instance)); err != nil {
+		return fmt.Errorf("import: instance settings: %w", err)
+	}
+	return nil
 }
 
 // readManifest reads the first entry, which must be the manifest.
