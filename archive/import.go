@@ -48,7 +48,7 @@ const (
 	// instanceSettingsSQL sets columns of the new instance ($1) from the
 	// archive's instance row ($2): %s is their list of "c = r.c".
 	instanceSettingsSQL = `UPDATE instances i SET %s FROM json_populate_record(NULL::instances, $2::json) r WHERE i.id = $1`
-	tableColumnsSQL   = `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`
+	tableColumnsSQL     = `SELECT attname FROM pg_attribute WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum`
 	// setSerialSQL and setSequenceSQL move a sequence forward (never
 	// back) to $2, so that it hands out numbers above the imported ones.
 	setSerialSQL = `SELECT setval(s, $3) FROM (SELECT pg_get_serial_sequence($1, $2)::regclass AS s) x
