@@ -3,6 +3,7 @@ package archive_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"image/color"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/store"
+	"github.com/edgecms/edgecms/store/miniotest"
 )
 
 // The guids of the tests are unlike any word of the demo's content, so
@@ -115,7 +117,7 @@ func (s *source) export(t *testing.T) string {
 }
 
 // TestRoundTrip exports the source and imports it into a fresh database
-// and store, with its guid and with a new one: every Fetch API answer,
+// and store (a folder, and MinIO), with its guid and with a new one: every Fetch API answer,
 // both flavours, the sync streams, galleries, redirections and asset
 // bytes, and every object the publisher wrote, are the same bytes (with
 // the new guid in place of the old).
@@ -135,11 +137,27 @@ func TestRoundTrip(t *testing.T) {
 	objectsBefore := src.storeObjects(srcGuid + "/")
 	file := src.export(t)
 
-	for _, tc := range []struct{ name, guid string }{{"same guid", ""}, {"new guid", newGuid}} {
+	var minio miniotest.Shared
+	t.Cleanup(minio.Stop)
+	for _, tc := range []struct {
+		name, guid string
+		minio      bool
+	}{{"same guid", "", false}, {"new guid", newGuid, false}, {"new guid into MinIO", newGuid, true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			dst := newSite(t)
+			var dst *site
+			if tc.minio {
+				endpoint, access, secret := minio.Start(t)
+				objects, err := store.Open(ctx, "s3://roundtrip?endpoint="+endpoint+"&secure=false&create=true",
+					store.Options{AccessKey: access, SecretKey: secret})
+				if err != nil {
+					t.Fatal(err)
+				}
+				dst = newSiteOn(t, objects)
+			} else {
+				dst = newSite(t)
+			}
 			f, err := os.Open(file)
 			if err != nil {
 				t.Fatal(err)
@@ -239,5 +257,25 @@ func TestImportRefusesTakenIDs(t *testing.T) {
 	src.objects.List(ctx, newGuid+"/", func(i store.Info) error { keys = append(keys, i.Key); return nil })
 	if len(keys) > 0 {
 		t.Errorf("a refused import left %v in the store", keys)
+	}
+}
+
+// TestExportMissingBytes exports an instance whose store lost an asset's
+// bytes: the export fails and names the key, rather than write an archive
+// that cannot be restored.
+func TestExportMissingBytes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	src := newSource(t)
+	var key string
+	if err := src.db.Get(&key, `SELECT object_key FROM assets ORDER BY id LIMIT 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := src.objects.Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	_, err := archive.Export(ctx, src.db, src.objects, srcGuid, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("Export with %s gone = %v, want an error naming it", key, err)
 	}
 }

@@ -172,31 +172,34 @@ func exportAssets(ctx context.Context, tx *sqlx.Tx, tw *tar.Writer, objects stor
 		if err := rows.Scan(&key); err != nil {
 			return err
 		}
-		if err := exportAsset(ctx, tw, objects, key); err != nil {
+		n, err := exportAsset(ctx, tw, objects, key)
+		if err != nil {
 			return err
 		}
 		sum.Assets++
+		sum.AssetBytes += n
 	}
 	return rows.Err()
 }
 
-func exportAsset(ctx context.Context, tw *tar.Writer, objects store.Store, key string) error {
+// exportAsset copies one asset's bytes and returns their size.
+func exportAsset(ctx context.Context, tw *tar.Writer, objects store.Store, key string) (int64, error) {
 	rc, info, err := objects.Open(ctx, key)
 	if problem.Is(err, problem.NotFound) {
-		return fmt.Errorf("asset bytes %s are missing from the object store: restore them from a backup of the store first", key)
+		return 0, fmt.Errorf("asset bytes %s are missing from the object store: restore them from a backup of the store first", key)
 	}
 	if err != nil {
-		return fmt.Errorf("asset %s: %w", key, err)
+		return 0, fmt.Errorf("asset %s: %w", key, err)
 	}
 	defer rc.Close()
 	if err := tw.WriteHeader(&tar.Header{Name: assetName(key), Mode: 0o644, Size: info.Size, ModTime: info.Modified,
 		Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := io.Copy(tw, rc); err != nil {
-		return fmt.Errorf("asset %s: %w", key, err)
+		return 0, fmt.Errorf("asset %s: %w", key, err)
 	}
-	return nil
+	return info.Size, nil
 }
 
 // writeEntry writes one entry held in memory.

@@ -49,13 +49,19 @@ type site struct {
 
 func newSite(t *testing.T) *site {
 	t.Helper()
-	db, dsn := pgtest.New(t)
-	cs := content.NewStore(db)
-	cs.PublicURL = publicURL
 	objects, err := store.Open(context.Background(), t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return newSiteOn(t, objects)
+}
+
+// newSiteOn is a site whose objects are in the given store.
+func newSiteOn(t *testing.T, objects store.Store) *site {
+	t.Helper()
+	db, dsn := pgtest.New(t)
+	cs := content.NewStore(db)
+	cs.PublicURL = publicURL
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	pub := publisher.New(publisher.Config{Store: objects, DatabaseURL: dsn}, cs, log)
 	t.Cleanup(func() { pub.Close() })
