@@ -60,7 +60,7 @@ func TestExportImportCommands(t *testing.T) {
 		t.Fatalf("republish: %v\n%s", err, errOut)
 	}
 	file := filepath.Join(t.TempDir(), "acme.tar.gz")
-	if _, errOut, err := run(src, nil, "export", "--guid", "acme", "-o", file); err != nil {
+	if _, errOut, err := run(src, nil, "export", "--guid", "acme", "--out", file); err != nil {
 		t.Fatalf("export: %v\n%s", err, errOut)
 	}
 	if b, err := os.ReadFile(file); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
@@ -70,13 +70,15 @@ func TestExportImportCommands(t *testing.T) {
 
 	for _, c := range []struct{ guid, port string }{{"", "25511"}, {"acme-copy", "25512"}} {
 		dst := newEnv()
-		args := []string{"import"}
+		// The contract's form (--file) and the short one (the file as
+		// the argument).
+		args := []string{"import", file}
 		guid := "acme"
 		if c.guid != "" {
-			args = append(args, "--guid", c.guid)
+			args = []string{"import", "--file", file, "--guid", c.guid}
 			guid = c.guid
 		}
-		out, errOut, err := run(dst, nil, append(args, file)...)
+		out, errOut, err := run(dst, nil, args...)
 		if err != nil {
 			t.Fatalf("import %v: %v\n%s", args, err, errOut)
 		}
@@ -124,12 +126,19 @@ func TestExportImportCommands(t *testing.T) {
 				break
 			}
 		}
-		cancel()
-		cmd.Wait()
 		want := original["acme/fetch/en-us/sitemap/flat/website.json"]
 		if status != 200 || !strings.HasSuffix(want, "\n"+string(body)) {
 			t.Errorf("GET %s with the original fetch key = %d %.200s, want the original sitemap\n%s", url, status, body, log.String())
 		}
+		preview, _ := http.NewRequest("GET", strings.Replace(url, "/fetch/", "/preview/", 1), nil)
+		preview.Header.Set("APIKey", creds.PreviewKey)
+		if res, err := http.DefaultClient.Do(preview); err != nil || res.StatusCode != 200 {
+			t.Errorf("preview with the original preview key: %v %v", res, err)
+		} else {
+			res.Body.Close()
+		}
+		cancel()
+		cmd.Wait()
 	}
 
 	// Bad command lines: a one-line reason, no archive left behind.
