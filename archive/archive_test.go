@@ -3,8 +3,8 @@ package archive_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"image/color"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
