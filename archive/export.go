@@ -28,9 +28,11 @@ const (
 // Export writes instance guid of db, with the bytes of its assets from
 // objects, to w as one archive (a plain tar; the caller may compress it).
 // It stamps pending sync positions, then reads the database in one
-// read-only snapshot, so that the archive is
-// consistent while editors keep working. It returns what it wrote; an
-// error leaves w with a partial archive, which an import refuses.
+// read-only snapshot, so that the archive is consistent while editors keep
+// working (a read-only transaction takes no transaction id, so however long
+// the asset copy takes it holds back no reader of the event log). It
+// returns what it wrote; an error leaves w with a partial archive, which an
+// import refuses.
 func Export(ctx context.Context, db *sqlx.DB, objects store.Store, guid string, w io.Writer) (Summary, error) {
 	g, err := content.NormalizeGuid(guid)
 	if err != nil {

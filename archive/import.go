@@ -111,6 +111,8 @@ func badArchive(format string, args ...any) error {
 // whose ids this database holds already, or a guid in use leave the
 // database as it was (asset bytes written before the failure are deleted
 // again; they are content-addressed, so any that stay are harmless). It
+// writes no event and does not take the event writers' lock (schema 005),
+// so however long it runs it holds back no reader of the event log. It
 // does not render anything: the caller republishes the instance (the
 // edgecms import command does).
 func Import(ctx context.Context, db *sqlx.DB, objects store.Store, r io.Reader, opt ImportOptions) (sum Summary, err error) {
