@@ -673,8 +673,8 @@ func TestPublishPagePublishesComponents(t *testing.T) {
 		t.Errorf("edited component after publishing its page: state %v published %+v, want v%d", it.State, it.Published, edited.VersionID)
 	}
 	f.checkEvents("publish a page with an edited component", mark,
-		itemEv(EventPublished, "en-us", fmt.Sprintf("teaser_%d", id1), id1, edited.VersionID, f.clock),
-		pageEv(EventPublished, "en-us", p.PageID, page.VersionID, f.clock))
+		itemEv(eventlog.Published, "en-us", fmt.Sprintf("teaser_%d", id1), id1, edited.VersionID, f.clock),
+		pageEv(eventlog.Published, "en-us", p.PageID, page.VersionID, f.clock))
 	_, err := f.s.PageAction(f.ctx, f.inst, "en-us", p.PageID, ActionPublish)
 	wantKind(t, "publish a page and components with no changes", err, problem.Conflict)
 
