@@ -26,6 +26,7 @@ package publisher
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -36,7 +37,6 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/edgecms/edgecms/content"
-	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
 )
@@ -49,6 +49,9 @@ const (
 	eventsChannel = "edgecms_events"
 	keysChannel   = "edgecms_api_keys"
 )
+
+// DefaultSnapshotBytes is Config.SnapshotBytes's default.
+const DefaultSnapshotBytes = 256 << 20
 
 // Config is what a Publisher needs besides the content store.
 type Config struct {
@@ -74,9 +77,19 @@ type Config struct {
 	KeyPoll time.Duration
 	// FeedSize is how many changes the feed object lists (default 2000).
 	FeedSize int
-	// Purger, when set, purges changed objects' tags from a CDN after they
-	// are written and before their events are confirmed.
+	// Purger, when set, purges changed objects' tags from a CDN once the
+	// feed lists them and edges had PurgeDelay to read it.
 	Purger *Purger
+	// PurgeDelay is how long a purge waits after the feed that lists its
+	// objects was written (default 100 ms: two feed polls of an edge at
+	// its default, edge.DefaultFeedPoll).
+	PurgeDelay time.Duration
+	// SnapshotBytes bounds the published field values a republish holds
+	// in memory for one locale (content.Snapshot; default 256 MiB); a
+	// larger locale is rendered from Postgres. It is most of what a
+	// publisher's memory grows with: everything else it holds is bounded
+	// by the batch and chunk sizes, whatever the number of items.
+	SnapshotBytes int64
 }
 
 // Publisher renders published content into the object store. It is safe
@@ -87,12 +100,22 @@ type Publisher struct {
 	db      *sqlx.DB
 	store   store.Store
 	render  *render.Renderer
-	log     *slog.Logger
+	// reads is what renders read content from: the Reader, through a
+	// treeSource per publish call.
+	reads *content.Reader
+	log   *slog.Logger
+
+	stats struct{ rendered, written, deferred, background atomic.Int64 }
 
 	writeBacks *writeBackQueue
 
 	// sem bounds the store writes in flight across all work.
 	sem chan struct{}
+
+	// backlogWake tells followBacklog that a batch queued requests.
+	backlogWake chan struct{}
+	// purges holds the CDN purges until they are due.
+	purges *purgeQueue
 
 	// feedWake asks followFeed to flush the feed.
 	feedWake chan struct{}
@@ -125,28 +148,60 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 	if cfg.FeedSize <= 0 {
 		cfg.FeedSize = 2000
 	}
+	if cfg.PurgeDelay <= 0 {
+		cfg.PurgeDelay = 100 * time.Millisecond
+	}
+	if cfg.SnapshotBytes <= 0 {
+		cfg.SnapshotBytes = DefaultSnapshotBytes
+	}
 	return &Publisher{
 		cfg:        cfg,
 		content:    cs,
 		db:         cs.DB(),
 		store:      cfg.Store,
 		render:     render.New(cs),
+		reads:      cs.Reader(),
 		log:        log,
 		writeBacks: newWriteBackQueue(1024),
 		sem:        make(chan struct{}, cfg.StoreWorkers),
 		feedWake:   make(chan struct{}, 1),
+
+		backlogWake: make(chan struct{}, 1),
+		purges:      newPurgeQueue(cfg.PurgeDelay),
 	}
 }
 
 // Close releases the publisher's prepared statements. Call it after Run
 // has returned.
 func (p *Publisher) Close() error {
-	return p.render.Close()
+	return errors.Join(p.render.Close(), p.reads.Close())
 }
 
-// Run publishes until ctx is cancelled: it follows the event log, keeps the
-// key manifests current, writes back the variants the origin rendered, and
-// trims its tables. It returns nil when ctx is cancelled.
+// Stats are counts of objects since the publisher was made. Tests and
+// benchmarks read them to see what a change costs.
+type Stats struct {
+	// Rendered counts renders, of every lane.
+	Rendered int64
+	// Written counts objects Put or deleted (their bytes or tags
+	// changed).
+	Written int64
+	// Deferred counts requests a batch queued in the backlog, for the
+	// background lane (backlog.go).
+	Deferred int64
+	// Background counts renders of the background lane, which Rendered
+	// includes.
+	Background int64
+}
+
+// Stats returns the counts so far.
+func (p *Publisher) Stats() Stats {
+	return Stats{Rendered: p.stats.rendered.Load(), Written: p.stats.written.Load(),
+		Deferred: p.stats.deferred.Load(), Background: p.stats.background.Load()}
+}
+
+// Run publishes until ctx is cancelled: it follows the event log, works the
+// backlog, sends CDN purges, keeps the key manifests current, writes back
+// the variants the origin rendered, and trims its tables. It returns nil when ctx is cancelled.
 func (p *Publisher) Run(ctx context.Context) error {
 	eventWake := make(chan struct{}, 1)
 	keyWake := make(chan string, 64)
@@ -172,6 +227,8 @@ func (p *Publisher) Run(ctx context.Context) error {
 	start(func() { p.followKeys(ctx, keyWake) })
 	start(func() { p.RunWriteBacks(ctx) })
 	start(func() { p.followFeed(ctx) })
+	start(func() { p.followBacklog(ctx, p.backlogWake) })
+	start(func() { p.followPurges(ctx) })
 	start(func() { p.maintain(ctx) })
 	wg.Wait()
 	return nil
@@ -241,44 +298,6 @@ func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
 	}
 }
 
-// publishFirst renders and writes reqs, the objects a batch's events name
-// themselves (ownRequests), with a render number of their own, and asks
-// for the feed to be flushed as soon as they are written: edges serve them
-// while the objects that embed them are still being rendered.
-func (p *Publisher) publishFirst(ctx context.Context, site render.Site, reqs []fetch.Request) (outcome, error) {
-	if len(reqs) == 0 {
-		return outcome{}, nil
-	}
-	seq, err := p.nextSeq(ctx)
-	if err != nil {
-		return outcome{}, err
-	}
-	out, err := p.publish(ctx, site, reqs, writeOpts{seq: seq}, nil)
-	if err == nil && len(out.changed) > 0 {
-		p.requestFlush()
-	}
-	return out, err
-}
-
-// withoutKeys returns the requests of reqs whose keys no request of done
-// has.
-func withoutKeys(reqs, done []fetch.Request) []fetch.Request {
-	if len(done) == 0 {
-		return reqs
-	}
-	skip := make(map[string]bool, len(done))
-	for _, r := range done {
-		skip[r.Key()] = true
-	}
-	var out []fetch.Request
-	for _, r := range reqs {
-		if !skip[r.Key()] {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 const eventsWaitingSQL = `SELECT EXISTS (SELECT 1 FROM events e JOIN event_cursors c ON c.consumer = $1
 	WHERE (e.tx, e.id) > (c.tx, c.id))`
 
@@ -299,7 +318,8 @@ const (
 )
 
 // Drain runs batches until the publisher has handled every event committed
-// before the call, waiting for other publishers' batches in progress (and
+// before the call, then the backlog until it is empty, then sends the CDN
+// purges, waiting for other publishers' batches in progress (and
 // for transactions that hide newer events from the log readers to end).
 // Tests and commands call it to reach a quiescent point.
 func (p *Publisher) Drain(ctx context.Context) error {
@@ -309,6 +329,9 @@ func (p *Publisher) Drain(ctx context.Context) error {
 	}
 	err := p.db.GetContext(ctx, &last, lastEventSQL)
 	if isNoRows(err) {
+		if err := p.drainBacklog(ctx); err != nil {
+			return err
+		}
 		return p.drainFeed(ctx)
 	}
 	if err != nil {
@@ -327,7 +350,13 @@ func (p *Publisher) Drain(ctx context.Context) error {
 			return fmt.Errorf("drain: %w", err)
 		}
 		if done {
-			return p.drainFeed(ctx)
+			if err := p.drainBacklog(ctx); err != nil {
+				return err
+			}
+			if err := p.drainFeed(ctx); err != nil {
+				return err
+			}
+			return p.drainPurges(ctx)
 		}
 		if err := sleep(ctx, 10*time.Millisecond); err != nil {
 			return err

@@ -221,23 +221,23 @@ func TestOlderRenderNeverOverwrites(t *testing.T) {
 		return &rendered{req: req, key: req.Key(), body: []byte(body), etag: store.ETag([]byte(body)), tags: []string{"acme.en-us.i:1"}}
 	}
 	tests := []struct {
-		seq      int64
+		version  int64
 		r        *rendered
 		want     string // body in the store afterwards, "" for none
 		superset int
 	}{
-		{seq: 10, r: obj(`{"v":10}`), want: `{"v":10}`},
-		{seq: 5, r: obj(`{"v":5}`), want: `{"v":10}`, superset: 1},
-		{seq: 10, r: obj(`{"v":"10 again"}`), want: `{"v":10}`, superset: 1},
-		{seq: 12, r: &rendered{req: req, key: req.Key(), gone: true}, want: ""},
-		{seq: 11, r: obj(`{"v":11}`), want: "", superset: 1}, // a tombstone holds too
-		{seq: 13, r: obj(`{"v":13}`), want: `{"v":13}`},
+		{version: 10, r: obj(`{"v":10}`), want: `{"v":10}`},
+		{version: 5, r: obj(`{"v":5}`), want: `{"v":10}`, superset: 1},
+		{version: 10, r: obj(`{"v":"10 again"}`), want: `{"v":10}`, superset: 1},
+		{version: 12, r: &rendered{req: req, key: req.Key(), gone: true}, want: ""},
+		{version: 11, r: obj(`{"v":11}`), want: "", superset: 1}, // a tombstone holds too
+		{version: 13, r: obj(`{"v":13}`), want: `{"v":13}`},
 	}
 	for _, tc := range tests {
-		out, err := p.writeChunk(e.ctx, e.guid, []*rendered{tc.r}, writeOpts{seq: tc.seq})
+		out, err := p.writeChunk(e.ctx, e.guid, []*rendered{tc.r}, writeOpts{version: tc.version})
 		e.must(err)
 		if out.superseded != tc.superset {
-			t.Errorf("write at %d: superseded %d, want %d", tc.seq, out.superseded, tc.superset)
+			t.Errorf("write at %d: superseded %d, want %d", tc.version, out.superseded, tc.superset)
 		}
 		o, err := e.store.Get(e.ctx, req.Key())
 		got := string(o.Body)
@@ -245,7 +245,7 @@ func TestOlderRenderNeverOverwrites(t *testing.T) {
 			got = ""
 		}
 		if got != tc.want {
-			t.Errorf("after the write at %d the store holds %q, want %q", tc.seq, got, tc.want)
+			t.Errorf("after the write at %d the store holds %q, want %q", tc.version, got, tc.want)
 		}
 	}
 }

@@ -160,10 +160,6 @@ func byLocale(site render.Site, reqs []fetch.Request) []localeRequests {
 	return groups
 }
 
-// maxSnapshotBytes bounds the field values of the snapshot of one locale
-// (the memory it takes is a few times more); a larger locale is rendered
-// from Postgres.
-const maxSnapshotBytes = 256 << 20
 
 // republishSource is what the chunks of a republish render from: the
 // snapshot of the locale at hand and the render number taken before it
@@ -171,7 +167,7 @@ const maxSnapshotBytes = 256 << 20
 type republishSource struct {
 	locale   string
 	snap     *content.Snapshot // nil: Postgres
-	seq      int64
+	version  int64
 	tooLarge map[string]bool
 }
 
@@ -189,15 +185,15 @@ func (s *republishSource) update(ctx context.Context, p *Publisher, site render.
 			return err
 		}
 	}
-	seq, err := p.nextSeq(ctx)
+	version, err := p.nextVersion(ctx)
 	if err != nil {
 		return err
 	}
-	s.locale, s.snap, s.seq = locale, nil, seq
+	s.locale, s.snap, s.version = locale, nil, version
 	if locale == "" || s.tooLarge[locale] {
 		return nil
 	}
-	snap, err := p.content.LoadSnapshot(ctx, site.Instance, locale, maxSnapshotBytes)
+	snap, err := p.content.LoadSnapshot(ctx, site.Instance, locale, p.cfg.SnapshotBytes)
 	switch {
 	case errors.Is(err, content.ErrSnapshotTooLarge):
 		p.log.Info("publisher: republish renders from Postgres: the published content is larger than a snapshot",
@@ -226,7 +222,7 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 	if err := src.update(ctx, p, site, locale); err != nil {
 		return outcome{}, err
 	}
-	opts := writeOpts{seq: src.seq, force: true, listing: listing}
+	opts := writeOpts{version: src.version, force: true, listing: listing}
 	if src.snap != nil {
 		opts.src = src.snap
 	}

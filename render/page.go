@@ -40,6 +40,12 @@ func (j *job) pageByPath() error {
 	if hit == nil {
 		return problem.NotFoundf("channel %q has no page at path %q in locale %q", sm.channel, j.req.Path, j.locale)
 	}
+	if hit.path == j.req.Path {
+		j.nodeTags = map[string]struct{}{}
+		for t := range j.tags {
+			j.nodeTags[t] = struct{}{} // so far, only the sitemap tagged
+		}
+	}
 	p := hit.page
 	if hit.contentID != 0 {
 		j.tag(ItemTag(hit.contentID))

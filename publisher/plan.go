@@ -1,0 +1,301 @@
+package publisher
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lib/pq"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/render"
+)
+
+// plan is what a batch of one instance's events asks to render: reqs at
+// once (the fast lane), later in the background (the slow lane, queued in
+// the backlog).
+type plan struct {
+	affected map[string]bool // qualified tags
+	reqs     []fetch.Request
+	later    []fetch.Request
+	members  []membership
+}
+
+func (pl *plan) tag(guid, locale, tag string) { pl.affected[qualified(guid, locale, tag)] = true }
+
+// ownRequests returns the objects the events name themselves (as plan
+// does): the own object of an item published or deleted, both objects of
+// a page in every locale. publishEvents writes them before it plans the
+// rest, so that edges serve them without waiting for the objects that
+// embed them.
+func ownRequests(site render.Site, evs []content.Event) []fetch.Request {
+	guid := site.Instance.Guid
+	var reqs []fetch.Request
+	for _, e := range evs {
+		switch e.Subject {
+		case content.SubjectItem:
+			if (e.State == content.EventPublished || e.State == content.EventDeleted) && e.Locale != nil && e.ContentID != nil {
+				reqs = append(reqs, itemRequest(guid, *e.Locale, *e.ContentID))
+			}
+		case content.SubjectPage:
+			switch e.State {
+			case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
+				continue
+			}
+			if e.PageID != nil {
+				for _, l := range site.Locales {
+					reqs = append(reqs, pageRequest(guid, l.Code, *e.PageID, false), pageRequest(guid, l.Code, *e.PageID, true))
+				}
+			}
+		}
+	}
+	return reqs
+}
+
+
+const (
+	pageChannelSQL = `SELECT lower(ch.name) FROM pages p JOIN channels ch ON ch.id = p.channel_id
+		WHERE p.instance_id = $1 AND p.page_id = $2`
+	affectedObjectsSQL = `SELECT locale, request, coalesce(list_of, '') AS list_of, tags FROM objects
+		WHERE guid = $1 AND etag IS NOT NULL AND tags && $2::text[]`
+)
+
+// plan works out which objects a batch of one instance's events affects:
+//
+//   - an item published, unpublished or deleted in a locale: objects
+//     tagged with the item (i:<id>) or its container (c:<ref>) in that
+//     locale, and the item's own object. Plain list pages of the container
+//     are not re-rendered for c:<ref> but compared with the container's
+//     membership: only windows that changed (all pages when the count
+//     changed) are rendered again, and new pages are added.
+//   - a page event (any save may move a page or change its type, which
+//     every locale shows): objects tagged with the page (p:<id>) or its
+//     channel (s:<channel>) in every locale, the page's own objects and
+//     the channel's sitemaps (whose paths then give the page-path objects).
+//   - a list event (a reorder, or the container deleted): objects tagged
+//     c:<ref> in that locale, as for items, and those tagged with any of
+//     its visible items, whose itemOrder changed. A deleted container has
+//     no members left: its list pages are withdrawn.
+//   - a channel event (a channel added): the channel's sitemaps in that
+//     locale and the objects tagged s:<channel>.
+//   - a locale event (a locale added or removed): every object of the
+//     locale in the store and, while the locale is configured, its
+//     sitemaps and list pages (see localeRequests).
+//
+// Saves, approvals and declines of items change no published content and
+// are skipped, as are redirections (not maintained).
+func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Event) (*plan, error) {
+	guid := site.Instance.Guid
+	pl := &plan{affected: map[string]bool{}}
+	checks := map[[2]string]*listCheck{} // (locale, container) whose membership may have changed
+	check := func(locale, ref string) *listCheck {
+		k := [2]string{locale, strings.ToLower(ref)}
+		if checks[k] == nil {
+			checks[k] = &listCheck{}
+		}
+		return checks[k]
+	}
+	reordered := map[[2]string]bool{} // (locale, container) reordered
+	channels := map[int64]string{}
+	locales := map[string]bool{} // lower-case codes of locales added or removed
+	for _, e := range evs {
+		switch e.Subject {
+		case content.SubjectLocale:
+			if e.Locale != nil {
+				locales[strings.ToLower(*e.Locale)] = true
+			}
+		case content.SubjectChannel:
+			if e.Locale == nil || e.ReferenceName == nil {
+				continue
+			}
+			ch := strings.ToLower(*e.ReferenceName)
+			pl.tag(guid, *e.Locale, render.ChannelTag(ch))
+			pl.reqs = append(pl.reqs, sitemapRequest(guid, *e.Locale, ch, false), sitemapRequest(guid, *e.Locale, ch, true))
+		case content.SubjectItem:
+			if (e.State != content.EventPublished && e.State != content.EventDeleted) || e.Locale == nil || e.ContentID == nil {
+				continue
+			}
+			pl.tag(guid, *e.Locale, render.ItemTag(*e.ContentID))
+			pl.reqs = append(pl.reqs, itemRequest(guid, *e.Locale, *e.ContentID))
+			if e.ReferenceName != nil {
+				pl.tag(guid, *e.Locale, render.ContainerTag(*e.ReferenceName))
+				c := check(*e.Locale, *e.ReferenceName)
+				c.items = append(c.items, *e.ContentID)
+				c.others = c.others || e.State != content.EventPublished
+			}
+		case content.SubjectList:
+			if e.Locale == nil || e.ReferenceName == nil {
+				continue
+			}
+			pl.tag(guid, *e.Locale, render.ContainerTag(*e.ReferenceName))
+			check(*e.Locale, *e.ReferenceName).others = true
+			reordered[[2]string{*e.Locale, strings.ToLower(*e.ReferenceName)}] = true
+		case content.SubjectPage:
+			switch e.State {
+			case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
+				continue
+			}
+			if e.PageID == nil {
+				continue
+			}
+			id := *e.PageID
+			ch, ok := channels[id]
+			if !ok {
+				err := p.db.GetContext(ctx, &ch, pageChannelSQL, site.Instance.ID, id)
+				if err != nil && !isNoRows(err) {
+					return nil, fmt.Errorf("channel of page %d: %w", id, err)
+				}
+				channels[id] = ch
+			}
+			for _, l := range site.Locales {
+				pl.tag(guid, l.Code, render.PageTag(id))
+				pl.reqs = append(pl.reqs, pageRequest(guid, l.Code, id, false), pageRequest(guid, l.Code, id, true))
+				if ch != "" {
+					pl.tag(guid, l.Code, render.ChannelTag(ch))
+					pl.reqs = append(pl.reqs, sitemapRequest(guid, l.Code, ch, false), sitemapRequest(guid, l.Code, ch, true))
+				}
+			}
+		}
+	}
+	for code := range locales {
+		if err := p.localeRequests(ctx, site, code, pl, check); err != nil {
+			return nil, err
+		}
+	}
+	// A reorder changes the itemOrder every object shows of the
+	// container's items.
+	for c := range reordered {
+		ids, _, err := p.members(ctx, site.Instance.ID, c[0], c[1])
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range ids {
+			pl.tag(guid, c[0], render.ItemTag(id))
+		}
+	}
+	if len(pl.affected) == 0 && len(checks) == 0 {
+		return pl, nil
+	}
+
+	// Objects that embed something affected.
+	affected := make([]string, 0, len(pl.affected))
+	for t := range pl.affected {
+		affected = append(affected, t)
+	}
+	var rows []struct {
+		Locale  string         `db:"locale"`
+		Request string         `db:"request"`
+		ListOf  string         `db:"list_of"`
+		Tags    pq.StringArray `db:"tags"`
+	}
+	if err := p.db.SelectContext(ctx, &rows, affectedObjectsSQL, guid, pq.Array(affected)); err != nil {
+		return nil, fmt.Errorf("find affected objects: %w", err)
+	}
+	for _, row := range rows {
+		own := ""
+		if row.ListOf != "" {
+			own = qualified(guid, row.Locale, render.ContainerTag(row.ListOf))
+		}
+		hit := false
+		for _, t := range row.Tags {
+			if pl.affected[t] && t != own {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			continue
+		}
+		req, err := parseRequestString(row.Request)
+		if err != nil {
+			p.log.Warn("publisher: unreadable request in objects table", "request", row.Request, "err", err)
+			continue
+		}
+		pl.reqs = append(pl.reqs, req)
+	}
+
+	// Plain list pages whose window of the container changed, and the
+	// container's pages for its new size.
+	for c, chk := range checks {
+		now, later, m, err := p.listChanges(ctx, site, c[0], c[1], chk)
+		if err != nil {
+			return nil, err
+		}
+		pl.reqs = append(pl.reqs, now...)
+		pl.later = append(pl.later, later...)
+		if m != nil {
+			pl.members = append(pl.members, *m)
+		}
+	}
+	return pl, nil
+}
+
+const (
+	localeObjectsSQL = `SELECT request, tags FROM objects WHERE guid = $1 AND locale = $2 AND etag IS NOT NULL`
+	localeListsSQL   = `SELECT reference_name FROM list_members WHERE guid = $1 AND locale = $2`
+	channelsSQL      = `SELECT lower(name) FROM channels WHERE instance_id = $1 ORDER BY 1`
+	containersSQL    = `SELECT lower(reference_name) FROM containers WHERE instance_id = $1 ORDER BY 1`
+)
+
+// localeRequests adds to pl what a locale added or removed (code, lower
+// case) asks for: every object of the locale in the store, rendered again
+// (all of them gone when the locale is), and, while the locale is
+// configured, the sitemaps of every channel and the list pages of every
+// container, whose memberships are then checked (checks). The
+// memberships of a removed locale are dropped.
+func (p *Publisher) localeRequests(ctx context.Context, site render.Site, code string, pl *plan, check func(locale, ref string) *listCheck) error {
+	guid := site.Instance.Guid
+	var rows []struct {
+		Request string         `db:"request"`
+		Tags    pq.StringArray `db:"tags"`
+	}
+	if err := p.db.SelectContext(ctx, &rows, localeObjectsSQL, guid, code); err != nil {
+		return fmt.Errorf("objects of locale %s: %w", code, err)
+	}
+	for _, row := range rows {
+		req, err := parseRequestString(row.Request)
+		if err != nil {
+			p.log.Warn("publisher: unreadable request in objects table", "request", row.Request, "err", err)
+			continue
+		}
+		pl.reqs = append(pl.reqs, req)
+		for _, t := range row.Tags {
+			pl.affected[t] = true // so that a CDN drops what it cached of them
+		}
+	}
+	var configured string
+	for _, l := range site.Locales {
+		if strings.ToLower(l.Code) == code {
+			configured = l.Code
+		}
+	}
+	if configured == "" {
+		var refs []string
+		if err := p.db.SelectContext(ctx, &refs, localeListsSQL, guid, code); err != nil {
+			return fmt.Errorf("lists of locale %s: %w", code, err)
+		}
+		for _, ref := range refs {
+			pl.members = append(pl.members, membership{locale: code, referenceName: ref, gone: true})
+		}
+		return nil
+	}
+	var channels, containers []string
+	if err := p.db.SelectContext(ctx, &channels, channelsSQL, site.Instance.ID); err != nil {
+		return fmt.Errorf("channels: %w", err)
+	}
+	if err := p.db.SelectContext(ctx, &containers, containersSQL, site.Instance.ID); err != nil {
+		return fmt.Errorf("containers: %w", err)
+	}
+	for _, ch := range channels {
+		pl.reqs = append(pl.reqs, sitemapRequest(guid, configured, ch, false), sitemapRequest(guid, configured, ch, true))
+	}
+	for _, ref := range containers {
+		check(configured, ref).others = true
+	}
+	return nil
+}
+
+func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
