@@ -199,4 +199,3 @@ func (p *Publisher) saveMembers(ctx context.Context, guid string, ms []membershi
 	}
 	return nil
 }
-

@@ -55,7 +55,6 @@ func ownRequests(site render.Site, evs []content.Event) []fetch.Request {
 	return reqs
 }
 
-
 const (
 	pageChannelSQL = `SELECT lower(ch.name) FROM pages p JOIN channels ch ON ch.id = p.channel_id
 		WHERE p.instance_id = $1 AND p.page_id = $2`

@@ -160,7 +160,6 @@ func byLocale(site render.Site, reqs []fetch.Request) []localeRequests {
 	return groups
 }
 
-
 // republishSource is what the chunks of a republish render from: the
 // snapshot of the locale at hand and the render number taken before it
 // was read.

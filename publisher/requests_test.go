@@ -110,13 +110,31 @@ func TestSitemapPaths(t *testing.T) {
 	}{
 		{`{}`, nil, false},
 		{`{"/home":{"title":"Home","children":null},"/home/blog":{"a":[1,{"b":2}]}}`, []string{"/home", "/home/blog"}, false},
+		{`{"/a\"b": {"x":"}]"} , "/c":null}`, []string{`/a"b`, "/c"}, false},
 		{`[]`, nil, true},
 		{`{"/a":`, nil, true},
+		{`{"/a":{"x":1}`, nil, true},
+		{`{"/a":"x`, nil, true},
+		{`{"/a" 1}`, nil, true},
+		{`{"/a":1 "/b":2}`, nil, true},
 	}
 	for _, tc := range tests {
 		got, err := sitemapPaths([]byte(tc.body))
 		if (err != nil) != tc.wantErr || !slices.Equal(got, tc.want) {
 			t.Errorf("sitemapPaths(%s) = %v, %v; want %v, error %v", tc.body, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestSitemapNodes(t *testing.T) {
+	paths, nodes, err := sitemapNodes([]byte(`{"/a":{"t":"x,}","v":{"m":true}}, "/b" : [1, 2] }`))
+	want := map[string]string{"/a": `{"t":"x,}","v":{"m":true}}`, "/b": `[1, 2]`}
+	if err != nil || !slices.Equal(paths, []string{"/a", "/b"}) || len(nodes) != 2 {
+		t.Fatalf("sitemapNodes = %v, %v, %v", paths, nodes, err)
+	}
+	for p, w := range want {
+		if string(nodes[p]) != w {
+			t.Errorf("node %s = %s, want %s", p, nodes[p], w)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -78,8 +79,8 @@ func (p *Publisher) publishSitemaps(ctx context.Context, site render.Site, maps 
 
 // changedPaths compares the nodes of a freshly rendered flat sitemap with
 // those of the one in the store and returns the paths added, removed or
-// changed, in sitemap order (removed ones last). With no sitemap in the
-// store every path is new.
+// changed, in sitemap order (removed ones last); all of them when the
+// sitemap's tags changed. With no sitemap in the store every path is new.
 func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string, error) {
 	var old []byte
 	o, err := p.store.Get(ctx, flat.key)
@@ -89,6 +90,10 @@ func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string,
 	case !problem.Is(err, problem.NotFound):
 		return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
 	}
+	// Every page by path carries the sitemap's tags (the channel, the
+	// containers of its dynamic pages): when they change, so do the
+	// tags of every path, whose node may be the same.
+	all := err == nil && !flat.gone && !slices.Equal(o.Tags, flat.tags)
 	var newPaths []string
 	var newNodes map[string][]byte
 	if !flat.gone {
@@ -103,7 +108,7 @@ func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string,
 	}
 	var out []string
 	for _, path := range newPaths {
-		if prev, ok := oldNodes[path]; !ok || !bytes.Equal(prev, newNodes[path]) {
+		if prev, ok := oldNodes[path]; all || !ok || !bytes.Equal(prev, newNodes[path]) {
 			out = append(out, path)
 		}
 	}
@@ -116,34 +121,103 @@ func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string,
 }
 
 // sitemapNodes reads a flat sitemap object: its paths in order and each
-// path's node as it is written. An empty body has none.
+// path's node as it is written. An empty body has none. It scans the
+// bytes rather than decoding them (a sitemap of 100,000 nodes is some
+// 20 MB, which encoding/json's tokenizer takes most of a second over): it
+// finds where each key and value begin and end, and refuses what is not
+// an object of JSON values.
 func sitemapNodes(body []byte) ([]string, map[string][]byte, error) {
 	nodes := map[string][]byte{}
-	if len(body) == 0 {
+	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, nodes, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, nil, fmt.Errorf("flat sitemap is not an object")
+	bad := fmt.Errorf("flat sitemap is not a JSON object")
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
+		return nil, nil, bad
 	}
 	var paths []string
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil, nil, err
+	for i++; ; {
+		if i = skipSpace(body, i); i >= len(body) {
+			return nil, nil, bad
 		}
-		path, ok := t.(string)
-		if !ok {
-			return nil, nil, fmt.Errorf("flat sitemap key %v is not a string", t)
+		if body[i] == '}' {
+			if skipSpace(body, i+1) != len(body) {
+				return nil, nil, bad
+			}
+			return paths, nodes, nil
 		}
-		var node json.RawMessage
-		if err := dec.Decode(&node); err != nil {
-			return nil, nil, err
+		if len(paths) > 0 {
+			if body[i] != ',' {
+				return nil, nil, bad
+			}
+			i = skipSpace(body, i+1)
+		}
+		end, ok := skipValue(body, i)
+		if !ok || body[i] != '"' {
+			return nil, nil, bad
+		}
+		path := string(body[i+1 : end-1])
+		if bytes.IndexByte(body[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(body[i:end], &path); err != nil {
+				return nil, nil, bad
+			}
+		}
+		if i = skipSpace(body, end); i >= len(body) || body[i] != ':' {
+			return nil, nil, bad
+		}
+		i = skipSpace(body, i+1)
+		if end, ok = skipValue(body, i); !ok {
+			return nil, nil, bad
 		}
 		paths = append(paths, path)
-		nodes[path] = node
+		nodes[path] = body[i:end]
+		i = end
 	}
-	return paths, nodes, nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value that starts at b[i], and
+// false when it has none. Objects and arrays must balance and strings
+// end; what lies between is left to the renderer, which wrote it.
+func skipValue(b []byte, i int) (int, bool) {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch c := b[j]; c {
+		case '"':
+			for j++; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(b) {
+				return 0, false
+			}
+			if depth == 0 {
+				return j + 1, true
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of a scalar, and of what holds it
+				return j, j > i
+			}
+			if depth--; depth == 0 {
+				return j + 1, true
+			}
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return j, j > i
+			}
+		}
+	}
+	return len(b), depth == 0 && len(b) > i
 }
 
 // sitemapPaths returns the keys of a flat sitemap object, in order.
