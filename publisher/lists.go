@@ -35,6 +35,9 @@ type membership struct {
 type listCheck struct {
 	items  []int64 // published, unpublished or deleted
 	others bool    // anything but a publish of items: an unpublish, a delete, a reorder, a locale
+	// kept is listChanges's answer that the events only published items
+	// the lists showed already: an edit.
+	kept bool
 }
 
 const (
@@ -71,6 +74,7 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 			return nil, nil, nil, fmt.Errorf("list members: %w", err)
 		}
 		if have {
+			chk.kept = true
 			return nil, nil, nil, nil
 		}
 	}

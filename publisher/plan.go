@@ -22,6 +22,38 @@ type plan struct {
 	reqs     []fetch.Request
 	later    []fetch.Request
 	members  []membership
+	// maybe are the sitemaps that only an edit of items behind their
+	// dynamic pages touched: rendered only if the items' nodes changed.
+	maybe []maybeSitemap
+}
+
+// maybeSitemap is a sitemap an edit of items may leave as it is: its
+// bytes change only if the items' nodes do, and each item's page by path
+// shows its node. So when every page by path of the items in the
+// sitemap's channel rendered unchanged, the sitemap is unchanged too
+// (publish checks that; a new, removed or renamed item is never an edit:
+// its container's membership or its page by path changes).
+type maybeSitemap struct {
+	req   fetch.Request
+	items []int64
+}
+
+// maybeOf tells whether a sitemap req, which the qualified tags hits
+// affected, is a maybeSitemap: a sitemap hit only by the container tags of
+// edited (with the items edited).
+func maybeOf(req fetch.Request, hits []string, edited map[string][]int64) (maybeSitemap, bool) {
+	if req.Kind != fetch.SitemapFlat && req.Kind != fetch.SitemapNested {
+		return maybeSitemap{}, false
+	}
+	m := maybeSitemap{req: req}
+	for _, t := range hits {
+		items, ok := edited[t]
+		if !ok {
+			return maybeSitemap{}, false
+		}
+		m.items = append(m.items, items...)
+	}
+	return m, true
 }
 
 func (pl *plan) tag(guid, locale, tag string) { pl.affected[qualified(guid, locale, tag)] = true }
@@ -179,6 +211,25 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 		return pl, nil
 	}
 
+	// Plain list pages whose window of the container changed, and the
+	// container's pages for its new size. edited holds the c: tags of
+	// the containers whose items were only edited, and those items.
+	edited := map[string][]int64{}
+	for c, chk := range checks {
+		now, later, m, err := p.listChanges(ctx, site, c[0], c[1], chk)
+		if err != nil {
+			return nil, err
+		}
+		pl.reqs = append(pl.reqs, now...)
+		pl.later = append(pl.later, later...)
+		if m != nil {
+			pl.members = append(pl.members, *m)
+		}
+		if chk.kept {
+			edited[qualified(guid, c[0], render.ContainerTag(c[1]))] = chk.items
+		}
+	}
+
 	// Objects that embed something affected.
 	affected := make([]string, 0, len(pl.affected))
 	for t := range pl.affected {
@@ -198,14 +249,13 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 		if row.ListOf != "" {
 			own = qualified(guid, row.Locale, render.ContainerTag(row.ListOf))
 		}
-		hit := false
+		var hits []string
 		for _, t := range row.Tags {
 			if pl.affected[t] && t != own {
-				hit = true
-				break
+				hits = append(hits, t)
 			}
 		}
-		if !hit {
+		if len(hits) == 0 {
 			continue
 		}
 		req, err := parseRequestString(row.Request)
@@ -213,22 +263,13 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 			p.log.Warn("publisher: unreadable request in objects table", "request", row.Request, "err", err)
 			continue
 		}
+		if m, ok := maybeOf(req, hits, edited); ok {
+			pl.maybe = append(pl.maybe, m)
+			continue
+		}
 		pl.reqs = append(pl.reqs, req)
 	}
 
-	// Plain list pages whose window of the container changed, and the
-	// container's pages for its new size.
-	for c, chk := range checks {
-		now, later, m, err := p.listChanges(ctx, site, c[0], c[1], chk)
-		if err != nil {
-			return nil, err
-		}
-		pl.reqs = append(pl.reqs, now...)
-		pl.later = append(pl.later, later...)
-		if m != nil {
-			pl.members = append(pl.members, *m)
-		}
-	}
 	return pl, nil
 }
 

@@ -3,25 +3,28 @@
 // database.
 //
 // A Publisher follows the content event log (consumer "publisher"). For each
-// batch of events it works out which objects the changes affect, from the
-// tags every rendered object carries (what it embeds: items, containers,
-// pages, channels), renders them again with package render, writes what
-// changed to the store and deletes what no longer exists. It also adds the
-// objects a change brings into being: a newly published item, page, list
-// page or page path. It records every object it writes (and every variant
-// the origin renders on a miss, through WriteBack) in Postgres, with its
-// request, so that the next change can find it.
+// batch of events it writes the objects the events name, then works out
+// which other objects the changes affect, from the tags every rendered
+// object carries (what it embeds: items, containers, pages, channels), and
+// renders those again with package render, writing what changed and
+// deleting what no longer exists. A batch costs what it changes: list pages
+// are compared by their window of items, pages by path by their sitemap
+// node, and the list pages whose only change is their count are left to a
+// background lane (the backlog). It records every object it writes (and
+// every variant the origin renders on a miss, through WriteBack) in
+// Postgres, with its request, so that the next change can find it.
 //
 // Several publishers may run against one database and store: one of them at
 // a time holds the event cursor, and writes to one instance are serialised
 // by an advisory lock, so a slower render never overwrites a newer one. The
-// cursor moves past a batch only when all its objects are written, so a
-// crash repeats work but never loses it. After each batch the publisher
-// confirms the batch's events (event_confirmations, which the webhook
-// dispatcher waits for), calls the optional CDN purger first, and updates
-// the change feed that edges poll. It also publishes each instance's API
-// key manifest, so edges can check keys without the database. See
-// README.md for the formats edges rely on.
+// cursor moves past a batch only when its objects are written and the
+// change feed that edges poll lists them; in the same transaction the
+// batch's events are confirmed to the webhook dispatcher and its slow lane
+// is queued, so a crash repeats work but never loses it. The CDN purge
+// follows, once edges have read the feed. It also publishes each
+// instance's API key manifest, so edges can check keys without the
+// database. batch.go lists the steps of a batch in order; README.md gives
+// the formats edges rely on.
 package publisher
 
 import (
@@ -357,23 +360,6 @@ func (p *Publisher) Drain(ctx context.Context) error {
 				return err
 			}
 			return p.drainPurges(ctx)
-		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
-			return err
-		}
-	}
-}
-
-// drainFeed flushes the feed until it lists every change recorded so far.
-func (p *Publisher) drainFeed(ctx context.Context) error {
-	var upTo int64
-	if err := p.db.GetContext(ctx, &upTo, `SELECT coalesce(max(seq), 0) FROM object_changes`); err != nil {
-		return fmt.Errorf("drain: %w", err)
-	}
-	for {
-		waiting, err := p.flushFeed(ctx, upTo)
-		if err != nil || !waiting {
-			return err
 		}
 		if err := sleep(ctx, 10*time.Millisecond); err != nil {
 			return err

@@ -46,6 +46,9 @@ type rendered struct {
 	// (render.Result.NodeTags) marked so that no change matches them.
 	// The sitemap comparison (sitemap.go) covers those instead.
 	deps []string
+	// item is render.Result.Item: for a page by path at a dynamic page's
+	// node, the item of the node.
+	item int64
 	gone bool
 }
 
@@ -106,6 +109,7 @@ func (p *Publisher) renderOne(ctx context.Context, site render.Site, req fetch.R
 	r.etag = store.ETag(res.Body)
 	r.tags = qualify(site.Instance.Guid, req.Locale, res.Tags)
 	r.deps = depsOf(site.Instance.Guid, req, res, r.tags)
+	r.item = res.Item
 	return r, nil
 }
 
@@ -129,6 +133,9 @@ type writeOpts struct {
 	// trusted only where the objects table agrees with it or knows
 	// nothing of the key.
 	listing map[string]*store.Info
+	// maybe, with expand, are sitemaps to render only if the pages by
+	// path of their items, rendered among the requests, changed.
+	maybe []maybeSitemap
 }
 
 // change is an object whose stored state changed.
@@ -141,6 +148,8 @@ type change struct {
 // outcome is what a publish did.
 type outcome struct {
 	changed []change
+	// same are the keys rendered and left as they were, with expand.
+	same []string
 	// Counts of objects: rendered, Put or deleted in the store, left as
 	// they were, and left because a newer render had written them.
 	rendered, written, deleted, unchanged, superseded int
@@ -148,6 +157,7 @@ type outcome struct {
 
 func (o *outcome) add(x outcome) {
 	o.changed = append(o.changed, x.changed...)
+	o.same = append(o.same, x.same...)
 	o.rendered += x.rendered
 	o.written += x.written
 	o.deleted += x.deleted
@@ -178,11 +188,52 @@ func (p *Publisher) publish(ctx context.Context, site render.Site, reqs []fetch.
 		opts.src = newTreeSource(p.reads)
 	}
 	var out outcome
-	if err := p.renderWrite(ctx, site, todo, opts, &out, nil, progress); err != nil {
+	var mu sync.Mutex
+	var paths []*rendered // pages by path at dynamic nodes
+	keep := func(r *rendered) {
+		if r.item != 0 {
+			mu.Lock()
+			paths = append(paths, r)
+			mu.Unlock()
+		}
+	}
+	if err := p.renderWrite(ctx, site, todo, opts, &out, keep, progress); err != nil {
 		return out, err
+	}
+	for _, m := range opts.maybe {
+		if k := m.req.Key(); !seen[k] && !nodesKept(m, paths, out.same) {
+			seen[k] = true
+			maps = append(maps, m.req)
+		}
 	}
 	err := p.publishSitemaps(ctx, site, maps, opts, &out, seen, progress)
 	return out, err
+}
+
+// nodesKept reports whether every item of m has a page by path in m's
+// locale and channel among paths, and all of them were left as they were
+// (same).
+func nodesKept(m maybeSitemap, paths []*rendered, same []string) bool {
+	kept := make(map[string]bool, len(same))
+	for _, k := range same {
+		kept[k] = true
+	}
+	for _, id := range m.items {
+		found := false
+		for _, r := range paths {
+			if r.item != id || !strings.EqualFold(r.req.Locale, m.req.Locale) || !strings.EqualFold(r.req.Channel, m.req.Channel) {
+				continue
+			}
+			if !kept[r.key] {
+				return false
+			}
+			found = true
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // pagePaths returns the page-by-path requests of every path in a rendered
@@ -432,6 +483,9 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 			if !o.changed {
 				same = append(same, o.r.key)
 				out.unchanged++
+				if opts.expand {
+					out.same = append(out.same, o.r.key)
+				}
 				continue
 			}
 			u.keys = append(u.keys, o.r.key)

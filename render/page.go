@@ -47,6 +47,7 @@ func (j *job) pageByPath() error {
 		}
 	}
 	p := hit.page
+	j.nodeItem = hit.contentID
 	if hit.contentID != 0 {
 		j.tag(ItemTag(hit.contentID))
 	}

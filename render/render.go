@@ -88,6 +88,9 @@ type Result struct {
 	// was; the publisher compares sitemap nodes instead of rendering every
 	// page by path again (publisher/sitemap.go).
 	NodeTags []string
+	// Item, for a page by path at a node of a dynamic page, is the item the
+	// node stands for (0 otherwise).
+	Item int64
 }
 
 // ItemTag makes the tag of an item.
@@ -192,7 +195,7 @@ func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src
 	if err != nil {
 		return Result{}, fmt.Errorf("render %s: %w", req.Kind, err)
 	}
-	res := Result{Body: j.w.b, Tags: j.sortedTags()}
+	res := Result{Body: j.w.b, Tags: j.sortedTags(), Item: j.nodeItem}
 	for t := range j.nodeTags {
 		res.NodeTags = append(res.NodeTags, t)
 	}
@@ -227,6 +230,8 @@ type job struct {
 	// nodeTags, for a page by path, are the tags only the sitemap added
 	// (see Result.NodeTags): tag removes what anything else adds.
 	nodeTags map[string]struct{}
+	// nodeItem is Result.Item.
+	nodeItem int64
 }
 
 func (j *job) tag(t string) {
