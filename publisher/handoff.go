@@ -23,6 +23,11 @@ import (
 //
 // A crash before it commits repeats the batch; after it, the backlog still
 // holds what the batch left to the background.
+//
+// The dispatcher reads a confirmation when it promotes the event it parked
+// (webhook_awaiting); the publisher deletes confirmations nobody can read
+// any more (trim.go), which is the one place it looks at the dispatcher's
+// table.
 
 // deferred is a request of the slow lane, of instance guid.
 type deferred struct {

@@ -303,7 +303,9 @@ func (p *Publisher) localeRequests(ctx context.Context, site render.Site, code s
 		}
 		pl.reqs = append(pl.reqs, req)
 		for _, t := range row.Tags {
-			pl.affected[t] = true // so that a CDN drops what it cached of them
+			if !strings.Contains(t, "."+nodeTagMark) { // a marked tag is no CDN's
+				pl.affected[t] = true // so that a CDN drops what it cached of them
+			}
 		}
 	}
 	var configured string

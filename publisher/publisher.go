@@ -326,16 +326,28 @@ const (
 // for transactions that hide newer events from the log readers to end).
 // Tests and commands call it to reach a quiescent point.
 func (p *Publisher) Drain(ctx context.Context) error {
+	if err := p.drainEvents(ctx); err != nil {
+		return err
+	}
+	if err := p.drainBacklog(ctx); err != nil {
+		return err
+	}
+	if err := p.drainFeed(ctx); err != nil {
+		return err
+	}
+	return p.drainPurges(ctx)
+}
+
+// drainEvents runs batches until the cursor is past every event committed
+// before the call.
+func (p *Publisher) drainEvents(ctx context.Context) error {
 	var last struct {
 		Tx string `db:"tx"`
 		ID int64  `db:"id"`
 	}
 	err := p.db.GetContext(ctx, &last, lastEventSQL)
 	if isNoRows(err) {
-		if err := p.drainBacklog(ctx); err != nil {
-			return err
-		}
-		return p.drainFeed(ctx)
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("drain: %w", err)
@@ -353,13 +365,7 @@ func (p *Publisher) Drain(ctx context.Context) error {
 			return fmt.Errorf("drain: %w", err)
 		}
 		if done {
-			if err := p.drainBacklog(ctx); err != nil {
-				return err
-			}
-			if err := p.drainFeed(ctx); err != nil {
-				return err
-			}
-			return p.drainPurges(ctx)
+			return nil
 		}
 		if err := sleep(ctx, 10*time.Millisecond); err != nil {
 			return err

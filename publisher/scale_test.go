@@ -2,6 +2,7 @@ package publisher
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ type scaleSite struct {
 // rest copied from the first in SQL (a few hundred milliseconds for
 // thousands, where the content store takes a few milliseconds each), then
 // a republish.
-func newScaleSite(t *testing.T, n int) *scaleSite {
+func newScaleSite(t testing.TB, n int) *scaleSite {
 	e := newEnv(t, folderStore)
 	ctx := e.ctx
 	_, err := e.cs.CreateModel(ctx, e.inst, content.Model{Name: "Post", Kind: "content", Fields: content.Fields{
@@ -148,4 +149,57 @@ func TestPublishCostIndependentOfN(t *testing.T) {
 	if edits[0].now != edits[1].now || news[0].now != news[1].now {
 		t.Errorf("costs depend on the size of the container: edits %+v, new posts %+v for %v posts", edits, news, sizes)
 	}
+}
+
+var benchPosts = flag.Int("bench-posts", 3000, "posts in the container of BenchmarkPublish")
+
+// BenchmarkPublish measures one publish into a container of -bench-posts
+// posts behind a dynamic page, from the publish call until the publisher
+// handed its events off (Drain, with the background lane left out of the
+// time): an edit of an existing post, and a new post. It reports the
+// objects rendered per publish in each lane.
+//
+//	go test ./publisher -run X -bench Publish -benchtime 20x -bench-posts 100000
+func BenchmarkPublish(b *testing.B) {
+	s := newScaleSite(b, *benchPosts)
+	e := s.e
+	b.Run("edit", func(b *testing.B) {
+		s.bench(b, func(i int) {
+			id := s.posts[(i*7919)%len(s.posts)]
+			_, err := e.cs.SaveItem(e.ctx, e.inst, "en-us", id, map[string]json.RawMessage{
+				"Title": raw(fmt.Sprintf("Edited %d", i)), "Slug": raw(fmt.Sprintf("post-%d", id))})
+			e.must(err)
+			_, err = e.cs.ItemAction(e.ctx, e.inst, "en-us", id, content.ActionPublish)
+			e.must(err)
+		})
+	})
+	b.Run("new", func(b *testing.B) {
+		s.bench(b, func(i int) {
+			st, err := e.cs.CreateItem(e.ctx, e.inst, "en-us", "posts", map[string]json.RawMessage{
+				"Title": raw("New"), "Slug": raw(fmt.Sprintf("new-%d-%d", b.N, i))})
+			e.must(err)
+			_, err = e.cs.ItemAction(e.ctx, e.inst, "en-us", st.ContentID, content.ActionPublish)
+			e.must(err)
+		})
+	})
+}
+
+// bench times change and the batch that follows, b.N times; the backlog
+// is worked between them, off the clock.
+func (s *scaleSite) bench(b *testing.B, change func(i int)) {
+	e := s.e
+	before := s.p.Stats()
+	b.ResetTimer()
+	for i := range b.N {
+		change(i)
+		e.must(s.p.drainEvents(e.ctx))
+		b.StopTimer()
+		e.must(s.p.drainBacklog(e.ctx))
+		b.StartTimer()
+	}
+	b.StopTimer()
+	after := s.p.Stats()
+	bg := after.Background - before.Background
+	b.ReportMetric(float64(after.Rendered-before.Rendered-bg)/float64(b.N), "rendered/op")
+	b.ReportMetric(float64(bg)/float64(b.N), "background/op")
 }
