@@ -232,11 +232,19 @@ func sitemapPaths(body []byte) ([]string, error) {
 // container behind a dynamic page, not one per object. It serves the
 // renders of one publish call, whose render number was taken before any
 // of them read content.
+//
+// It also answers the item windows of list pages from the memberships the
+// publisher holds (lists.go), when it holds the container's: a window deep
+// in a large container is then a slice, where Postgres reads every index
+// entry before it.
 type treeSource struct {
 	render.Source
 	mu       sync.Mutex
 	channels map[string]*treeRead[channelPages]
 	dynamic  map[string]*treeRead[[]content.DynamicItem]
+	// members are visible items by locale (lower case) and container
+	// (lower case), in order.
+	members map[string][]int64
 }
 
 type channelPages struct {
@@ -252,9 +260,35 @@ type treeRead[T any] struct {
 	err  error
 }
 
-func newTreeSource(src render.Source) *treeSource {
-	return &treeSource{Source: src, channels: map[string]*treeRead[channelPages]{},
-		dynamic: map[string]*treeRead[[]content.DynamicItem]{}}
+func newTreeSource(src render.Source, members []membership) *treeSource {
+	s := &treeSource{Source: src, channels: map[string]*treeRead[channelPages]{},
+		dynamic: map[string]*treeRead[[]content.DynamicItem]{}, members: map[string][]int64{}}
+	for _, m := range members {
+		if !m.gone {
+			s.members[membersKey(m.locale, m.referenceName)] = m.ids
+		}
+	}
+	return s
+}
+
+func membersKey(locale, ref string) string {
+	return strings.ToLower(locale) + "\x00" + strings.ToLower(ref)
+}
+
+// ContainerContents answers as the wrapped source does, taking the window
+// from the container's membership when the source holds it.
+func (s *treeSource) ContainerContents(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, referenceName string, skip, take int) (content.ContainerContents, error) {
+	ids, ok := s.members[membersKey(locale, referenceName)]
+	if !ok || fl != content.FlavourFetch || skip < 0 || take <= 0 {
+		return s.Source.ContainerContents(ctx, inst, locale, fl, referenceName, skip, take)
+	}
+	c, err := s.Source.ContainerContents(ctx, inst, locale, fl, referenceName, 0, 0)
+	if err != nil {
+		return c, err
+	}
+	c.Total = len(ids)
+	c.ContentIDs = slices.Clone(window(ids, skip, take))
+	return c, nil
 }
 
 func treeReadOf[T any](mu *sync.Mutex, m map[string]*treeRead[T], key string) *treeRead[T] {

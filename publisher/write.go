@@ -136,6 +136,9 @@ type writeOpts struct {
 	// maybe, with expand, are sitemaps to render only if the pages by
 	// path of their items, rendered among the requests, changed.
 	maybe []maybeSitemap
+	// members, when src is not set, are memberships the renders take list
+	// windows from (treeSource).
+	members []membership
 }
 
 // change is an object whose stored state changed.
@@ -185,7 +188,7 @@ func (p *Publisher) publish(ctx context.Context, site render.Site, reqs []fetch.
 		}
 	}
 	if opts.src == nil {
-		opts.src = newTreeSource(p.reads)
+		opts.src = newTreeSource(p.reads, opts.members)
 	}
 	var out outcome
 	var mu sync.Mutex
