@@ -151,7 +151,8 @@ type change struct {
 // outcome is what a publish did.
 type outcome struct {
 	changed []change
-	// same are the keys rendered and left as they were, with expand.
+	// same are the keys rendered and left as they were, when the write
+	// has maybe sitemaps to decide.
 	same []string
 	// Counts of objects: rendered, Put or deleted in the store, left as
 	// they were, and left because a newer render had written them.
@@ -191,13 +192,13 @@ func (p *Publisher) publish(ctx context.Context, site render.Site, reqs []fetch.
 		opts.src = newTreeSource(p.reads, opts.members)
 	}
 	var out outcome
-	var mu sync.Mutex
-	var paths []*rendered // pages by path at dynamic nodes
-	keep := func(r *rendered) {
-		if r.item != 0 {
-			mu.Lock()
-			paths = append(paths, r)
-			mu.Unlock()
+	var paths []nodePath // pages by path at dynamic nodes, when maybe needs them
+	var keep func(*rendered)
+	if len(opts.maybe) > 0 {
+		keep = func(r *rendered) {
+			if r.item != 0 {
+				paths = append(paths, nodePath{key: r.key, locale: r.req.Locale, channel: r.req.Channel, item: r.item})
+			}
 		}
 	}
 	if err := p.renderWrite(ctx, site, todo, opts, &out, keep, progress); err != nil {
@@ -213,10 +214,16 @@ func (p *Publisher) publish(ctx context.Context, site render.Site, reqs []fetch.
 	return out, err
 }
 
+// nodePath is a page by path at a dynamic page's node, rendered.
+type nodePath struct {
+	key, locale, channel string
+	item                 int64
+}
+
 // nodesKept reports whether every item of m has a page by path in m's
 // locale and channel among paths, and all of them were left as they were
 // (same).
-func nodesKept(m maybeSitemap, paths []*rendered, same []string) bool {
+func nodesKept(m maybeSitemap, paths []nodePath, same []string) bool {
 	kept := make(map[string]bool, len(same))
 	for _, k := range same {
 		kept[k] = true
@@ -224,7 +231,7 @@ func nodesKept(m maybeSitemap, paths []*rendered, same []string) bool {
 	for _, id := range m.items {
 		found := false
 		for _, r := range paths {
-			if r.item != id || !strings.EqualFold(r.req.Locale, m.req.Locale) || !strings.EqualFold(r.req.Channel, m.req.Channel) {
+			if r.item != id || !strings.EqualFold(r.locale, m.req.Locale) || !strings.EqualFold(r.channel, m.req.Channel) {
 				continue
 			}
 			if !kept[r.key] {
@@ -486,7 +493,7 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 			if !o.changed {
 				same = append(same, o.r.key)
 				out.unchanged++
-				if opts.expand {
+				if len(opts.maybe) > 0 {
 					out.same = append(out.same, o.r.key)
 				}
 				continue
