@@ -203,3 +203,35 @@ func (s *scaleSite) bench(b *testing.B, change func(i int)) {
 	b.ReportMetric(float64(after.Rendered-before.Rendered-bg)/float64(b.N), "rendered/op")
 	b.ReportMetric(float64(bg)/float64(b.N), "background/op")
 }
+
+// TestBacklogSurvivesCrash checks that the slow lane a batch hands off is
+// durable: a publisher that stops before working it leaves it queued, and
+// another one finishes it.
+func TestBacklogSurvivesCrash(t *testing.T) {
+	t.Parallel()
+	s := newScaleSite(t, 40)
+	e := s.e
+	st, err := e.cs.CreateItem(e.ctx, e.inst, "en-us", "posts", map[string]json.RawMessage{
+		"Title": raw("New"), "Slug": raw("brand-new")})
+	e.must(err)
+	_, err = e.cs.ItemAction(e.ctx, e.inst, "en-us", st.ContentID, content.ActionPublish)
+	e.must(err)
+	e.must(s.p.drainEvents(e.ctx)) // the batch, not the backlog
+	// 41 posts: list pages 0, 10, 20, 30 and 40; 0 and 40 (the new post's)
+	// in the batch, the others only changed totalCount.
+	if n := e.count(`SELECT count(*) FROM publish_backlog`); n != 3 {
+		t.Fatalf("backlog holds %d requests, want 3", n)
+	}
+	if !e.has(itemRequest(e.guid, "en-us", st.ContentID)) || !e.has(listRequest(e.guid, "en-us", "posts", 40)) {
+		t.Errorf("the batch did not write the new post and its list page")
+	}
+	p2 := e.publisher(Config{})
+	e.must(p2.Drain(e.ctx))
+	if n := e.count(`SELECT count(*) FROM publish_backlog`); n != 0 {
+		t.Errorf("backlog holds %d requests after Drain", n)
+	}
+	if got := p2.Stats().Background; got != 3 {
+		t.Errorf("the second publisher rendered %d objects in the background, want 3", got)
+	}
+	e.check(t)
+}
