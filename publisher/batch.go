@@ -4,7 +4,7 @@ import (
 	"context"
 	"slices"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
@@ -48,12 +48,12 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 		return 0, err
 	}
 	defer l.release()
-	evs, err := content.ReadEvents(ctx, p.db, Consumer, p.cfg.BatchSize)
+	evs, err := eventlog.Read(ctx, p.db, Consumer, p.cfg.BatchSize)
 	if err != nil || len(evs) == 0 {
 		return 0, err
 	}
 	var order []string
-	byInstance := map[string][]content.Event{}
+	byInstance := map[string][]eventlog.Event{}
 	for _, e := range evs {
 		if _, ok := byInstance[e.InstanceGuid]; !ok {
 			order = append(order, e.InstanceGuid)
@@ -101,7 +101,7 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 // publishEvents renders and writes what one instance's events affect: the
 // objects they name first, then the plan's fast lane. It returns the
 // outcome, the tags to purge from a CDN and the slow lane.
-func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []content.Event) (batchResult, error) {
+func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventlog.Event) (batchResult, error) {
 	var res batchResult
 	site, err := render.LoadSite(ctx, p.content, guid)
 	if problem.Is(err, problem.NotFound) {

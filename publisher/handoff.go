@@ -7,8 +7,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/pg"
 )
 
 // The hand-off of a batch, in one transaction, once its fast lane is in the
@@ -47,7 +48,7 @@ const (
 )
 
 // handOff confirms evs, queues later and moves the cursor past evs.
-func (p *Publisher) handOff(ctx context.Context, evs []content.Event, later []deferred) error {
+func (p *Publisher) handOff(ctx context.Context, evs []eventlog.Event, later []deferred) error {
 	ids := make([]int64, len(evs))
 	for i, e := range evs {
 		ids[i] = e.ID
@@ -62,7 +63,7 @@ func (p *Publisher) handOff(ctx context.Context, evs []content.Event, later []de
 		seen[k] = true
 		keys, guids, reqs = append(keys, k), append(guids, d.guid), append(reqs, requestString(d.req))
 	}
-	err := content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, insertConfirmationsSQL, pq.Array(ids)); err != nil {
 			return fmt.Errorf("confirm events: %w", err)
 		}
@@ -71,7 +72,7 @@ func (p *Publisher) handOff(ctx context.Context, evs []content.Event, later []de
 				return fmt.Errorf("queue backlog: %w", err)
 			}
 		}
-		return content.AckEvents(ctx, tx, Consumer, evs[len(evs)-1])
+		return eventlog.Ack(ctx, tx, Consumer, evs[len(evs)-1])
 	})
 	if err == nil {
 		p.stats.deferred.Add(int64(len(keys)))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/render"
 )
@@ -63,18 +63,18 @@ func (pl *plan) tag(guid, locale, tag string) { pl.affected[qualified(guid, loca
 // a page in every locale. publishEvents writes them before it plans the
 // rest, so that edges serve them without waiting for the objects that
 // embed them.
-func ownRequests(site render.Site, evs []content.Event) []fetch.Request {
+func ownRequests(site render.Site, evs []eventlog.Event) []fetch.Request {
 	guid := site.Instance.Guid
 	var reqs []fetch.Request
 	for _, e := range evs {
 		switch e.Subject {
-		case content.SubjectItem:
-			if (e.State == content.EventPublished || e.State == content.EventDeleted) && e.Locale != nil && e.ContentID != nil {
+		case eventlog.SubjectItem:
+			if (e.State == eventlog.Published || e.State == eventlog.Deleted) && e.Locale != nil && e.ContentID != nil {
 				reqs = append(reqs, itemRequest(guid, *e.Locale, *e.ContentID))
 			}
-		case content.SubjectPage:
+		case eventlog.SubjectPage:
 			switch e.State {
-			case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
+			case eventlog.AwaitingApproval, eventlog.Approved, eventlog.Declined:
 				continue
 			}
 			if e.PageID != nil {
@@ -118,7 +118,7 @@ const (
 //
 // Saves, approvals and declines of items change no published content and
 // are skipped, as are redirections (not maintained).
-func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Event) (*plan, error) {
+func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.Event) (*plan, error) {
 	guid := site.Instance.Guid
 	pl := &plan{affected: map[string]bool{}}
 	checks := map[[2]string]*listCheck{} // (locale, container) whose membership may have changed
@@ -134,19 +134,19 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 	locales := map[string]bool{} // lower-case codes of locales added or removed
 	for _, e := range evs {
 		switch e.Subject {
-		case content.SubjectLocale:
+		case eventlog.SubjectLocale:
 			if e.Locale != nil {
 				locales[strings.ToLower(*e.Locale)] = true
 			}
-		case content.SubjectChannel:
+		case eventlog.SubjectChannel:
 			if e.Locale == nil || e.ReferenceName == nil {
 				continue
 			}
 			ch := strings.ToLower(*e.ReferenceName)
 			pl.tag(guid, *e.Locale, render.ChannelTag(ch))
 			pl.reqs = append(pl.reqs, sitemapRequest(guid, *e.Locale, ch, false), sitemapRequest(guid, *e.Locale, ch, true))
-		case content.SubjectItem:
-			if (e.State != content.EventPublished && e.State != content.EventDeleted) || e.Locale == nil || e.ContentID == nil {
+		case eventlog.SubjectItem:
+			if (e.State != eventlog.Published && e.State != eventlog.Deleted) || e.Locale == nil || e.ContentID == nil {
 				continue
 			}
 			pl.tag(guid, *e.Locale, render.ItemTag(*e.ContentID))
@@ -155,18 +155,18 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 				pl.tag(guid, *e.Locale, render.ContainerTag(*e.ReferenceName))
 				c := check(*e.Locale, *e.ReferenceName)
 				c.items = append(c.items, *e.ContentID)
-				c.others = c.others || e.State != content.EventPublished
+				c.others = c.others || e.State != eventlog.Published
 			}
-		case content.SubjectList:
+		case eventlog.SubjectList:
 			if e.Locale == nil || e.ReferenceName == nil {
 				continue
 			}
 			pl.tag(guid, *e.Locale, render.ContainerTag(*e.ReferenceName))
 			check(*e.Locale, *e.ReferenceName).others = true
 			reordered[[2]string{*e.Locale, strings.ToLower(*e.ReferenceName)}] = true
-		case content.SubjectPage:
+		case eventlog.SubjectPage:
 			switch e.State {
-			case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
+			case eventlog.AwaitingApproval, eventlog.Approved, eventlog.Declined:
 				continue
 			}
 			if e.PageID == nil {

@@ -41,6 +41,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/render/source"
 	"github.com/edgecms/edgecms/store"
 )
 
@@ -88,7 +89,7 @@ type Config struct {
 	// its default, edge.DefaultFeedPoll).
 	PurgeDelay time.Duration
 	// SnapshotBytes bounds the published field values a republish holds
-	// in memory for one locale (content.Snapshot; default 256 MiB); a
+	// in memory for one locale (source.Snapshot; default 256 MiB); a
 	// larger locale is rendered from Postgres. It is most of what a
 	// publisher's memory grows with: everything else it holds is bounded
 	// by the batch and chunk sizes, whatever the number of items.
@@ -105,7 +106,7 @@ type Publisher struct {
 	render  *render.Renderer
 	// reads is what renders read content from: the Reader, through a
 	// treeSource per publish call.
-	reads *content.Reader
+	reads *source.Reader
 	log   *slog.Logger
 
 	stats struct{ rendered, written, deferred, background atomic.Int64 }
@@ -163,7 +164,7 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 		db:         cs.DB(),
 		store:      cfg.Store,
 		render:     render.New(cs),
-		reads:      cs.Reader(),
+		reads:      source.NewReader(cs),
 		log:        log,
 		writeBacks: newWriteBackQueue(1024),
 		sem:        make(chan struct{}, cfg.StoreWorkers),

@@ -13,6 +13,7 @@ import (
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // Sitemaps and pages by path.
@@ -241,7 +242,7 @@ type treeSource struct {
 	render.Source
 	mu       sync.Mutex
 	channels map[string]*treeRead[channelPages]
-	dynamic  map[string]*treeRead[[]content.DynamicItem]
+	dynamic  map[string]*treeRead[[]source.DynamicItem]
 	// members are visible items by locale (lower case) and container
 	// (lower case), in order.
 	members map[string][]int64
@@ -249,7 +250,7 @@ type treeSource struct {
 
 type channelPages struct {
 	ch    content.Channel
-	pages []content.PageVersion
+	pages []source.PageVersion
 }
 
 // treeRead is one read, done once; the renders that ask for it meanwhile
@@ -262,7 +263,7 @@ type treeRead[T any] struct {
 
 func newTreeSource(src render.Source, members []membership) *treeSource {
 	s := &treeSource{Source: src, channels: map[string]*treeRead[channelPages]{},
-		dynamic: map[string]*treeRead[[]content.DynamicItem]{}, members: map[string][]int64{}}
+		dynamic: map[string]*treeRead[[]source.DynamicItem]{}, members: map[string][]int64{}}
 	for _, m := range members {
 		if !m.gone {
 			s.members[membersKey(m.locale, m.referenceName)] = m.ids
@@ -277,9 +278,9 @@ func membersKey(locale, ref string) string {
 
 // ContainerContents answers as the wrapped source does, taking the window
 // from the container's membership when the source holds it.
-func (s *treeSource) ContainerContents(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, referenceName string, skip, take int) (content.ContainerContents, error) {
+func (s *treeSource) ContainerContents(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, referenceName string, skip, take int) (source.ContainerContents, error) {
 	ids, ok := s.members[membersKey(locale, referenceName)]
-	if !ok || fl != content.FlavourFetch || skip < 0 || take <= 0 {
+	if !ok || fl != source.FlavourFetch || skip < 0 || take <= 0 {
 		return s.Source.ContainerContents(ctx, inst, locale, fl, referenceName, skip, take)
 	}
 	c, err := s.Source.ContainerContents(ctx, inst, locale, fl, referenceName, 0, 0)
@@ -304,7 +305,7 @@ func treeReadOf[T any](mu *sync.Mutex, m map[string]*treeRead[T], key string) *t
 
 // ChannelPages answers as the wrapped source does, once per locale,
 // flavour and channel. Renders only read the pages they are given.
-func (s *treeSource) ChannelPages(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, channel string) (content.Channel, []content.PageVersion, error) {
+func (s *treeSource) ChannelPages(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, channel string) (content.Channel, []source.PageVersion, error) {
 	r := treeReadOf(&s.mu, s.channels, locale+"\x00"+string(fl)+"\x00"+strings.ToLower(channel))
 	r.once.Do(func() {
 		r.v.ch, r.v.pages, r.err = s.Source.ChannelPages(ctx, inst, locale, fl, channel)
@@ -314,7 +315,7 @@ func (s *treeSource) ChannelPages(ctx context.Context, inst content.Instance, lo
 
 // DynamicItems answers as the wrapped source does, once per locale,
 // flavour and list of bindings.
-func (s *treeSource) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, bindings []content.DynamicBinding) ([]content.DynamicItem, error) {
+func (s *treeSource) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, bindings []source.DynamicBinding) ([]source.DynamicItem, error) {
 	var key strings.Builder
 	key.WriteString(locale + "\x00" + string(fl))
 	for _, b := range bindings {
