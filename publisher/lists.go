@@ -43,14 +43,6 @@ type listCheck struct {
 const (
 	listObjectsSQL = `SELECT request FROM objects
 		WHERE guid = $1 AND locale = $2 AND list_of = $3 AND etag IS NOT NULL`
-	// containerMembersSQL lists the items of a container visible in the
-	// fetch flavour (those with a published copy in the locale), in
-	// container order, as render lists them.
-	containerMembersSQL = `SELECT coalesce(array_agg(i.content_id ORDER BY i.item_order, i.content_id)
-			FILTER (WHERE i.content_id IS NOT NULL), '{}')
-		FROM containers c LEFT JOIN (items i JOIN item_copies ic ON ic.content_id = i.content_id
-			AND ic.locale = $2 AND ic.published_version_id IS NOT NULL) ON i.container_id = c.id
-		WHERE c.instance_id = $1 AND lower(c.reference_name) = $3 GROUP BY c.id`
 	selectMembersSQL = `SELECT content_ids FROM list_members WHERE guid = $1 AND locale = $2 AND reference_name = $3`
 	// membersHaveSQL tells whether the recorded membership holds every
 	// item of $4.
@@ -79,7 +71,7 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 		}
 	}
 	m := membership{locale: locale, referenceName: ref}
-	ids, found, err := p.members(ctx, site.Instance.ID, locale, ref)
+	ids, found, err := p.content.VisibleItems(ctx, site.Instance, locale, ref)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -149,20 +141,6 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 		}
 	}
 	return now, later, &m, nil
-}
-
-// members returns the visible items of container ref in locale, in order,
-// and false when there is no such container.
-func (p *Publisher) members(ctx context.Context, instanceID int64, locale, ref string) ([]int64, bool, error) {
-	var ids pq.Int64Array
-	err := p.db.GetContext(ctx, &ids, containerMembersSQL, instanceID, locale, ref)
-	if isNoRows(err) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("members of %s: %w", ref, err)
-	}
-	return ids, true, nil
 }
 
 // window returns the part of ids a list page with skip and take shows.

@@ -88,8 +88,6 @@ func ownRequests(site render.Site, evs []eventlog.Event) []fetch.Request {
 }
 
 const (
-	pageChannelSQL = `SELECT lower(ch.name) FROM pages p JOIN channels ch ON ch.id = p.channel_id
-		WHERE p.instance_id = $1 AND p.page_id = $2`
 	affectedObjectsSQL = `SELECT locale, request, coalesce(list_of, '') AS list_of, tags FROM objects
 		WHERE guid = $1 AND etag IS NOT NULL AND tags && $2::text[]`
 )
@@ -175,9 +173,9 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 			id := *e.PageID
 			ch, ok := channels[id]
 			if !ok {
-				err := p.db.GetContext(ctx, &ch, pageChannelSQL, site.Instance.ID, id)
-				if err != nil && !isNoRows(err) {
-					return nil, fmt.Errorf("channel of page %d: %w", id, err)
+				var err error
+				if ch, err = p.content.PageChannel(ctx, site.Instance, id); err != nil {
+					return nil, err
 				}
 				channels[id] = ch
 			}
@@ -199,7 +197,7 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 	// A reorder changes the itemOrder every object shows of the
 	// container's items.
 	for c := range reordered {
-		ids, _, err := p.members(ctx, site.Instance.ID, c[0], c[1])
+		ids, _, err := p.content.VisibleItems(ctx, site.Instance, c[0], c[1])
 		if err != nil {
 			return nil, err
 		}
@@ -276,8 +274,6 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 const (
 	localeObjectsSQL = `SELECT request, tags FROM objects WHERE guid = $1 AND locale = $2 AND etag IS NOT NULL`
 	localeListsSQL   = `SELECT reference_name FROM list_members WHERE guid = $1 AND locale = $2`
-	channelsSQL      = `SELECT lower(name) FROM channels WHERE instance_id = $1 ORDER BY 1`
-	containersSQL    = `SELECT lower(reference_name) FROM containers WHERE instance_id = $1 ORDER BY 1`
 )
 
 // localeRequests adds to pl what a locale added or removed (code, lower
@@ -324,12 +320,13 @@ func (p *Publisher) localeRequests(ctx context.Context, site render.Site, code s
 		}
 		return nil
 	}
-	var channels, containers []string
-	if err := p.db.SelectContext(ctx, &channels, channelsSQL, site.Instance.ID); err != nil {
-		return fmt.Errorf("channels: %w", err)
+	channels, err := p.content.ChannelNames(ctx, site.Instance)
+	if err != nil {
+		return err
 	}
-	if err := p.db.SelectContext(ctx, &containers, containersSQL, site.Instance.ID); err != nil {
-		return fmt.Errorf("containers: %w", err)
+	containers, err := p.content.ContainerNames(ctx, site.Instance)
+	if err != nil {
+		return err
 	}
 	for _, ch := range channels {
 		pl.reqs = append(pl.reqs, sitemapRequest(guid, configured, ch, false), sitemapRequest(guid, configured, ch, true))

@@ -317,7 +317,9 @@ func (p *Publisher) eventsWaiting(ctx context.Context) bool {
 const (
 	// lastEventSQL is the newest committed event; drainedSQL tells whether
 	// the cursor is at or past a position.
-	lastEventSQL = `SELECT tx::text AS tx, id FROM events ORDER BY tx DESC, id DESC LIMIT 1`
+	// lastEventSQL orders by the column, not by the text the select
+	// list makes of it (which sorts 10000 before 9999).
+	lastEventSQL = `SELECT e.tx::text AS tx, e.id FROM events e ORDER BY e.tx DESC, e.id DESC LIMIT 1`
 	drainedSQL   = `SELECT EXISTS (SELECT 1 FROM event_cursors WHERE consumer = $1 AND (tx, id) >= ($2::xid8, $3))`
 )
 

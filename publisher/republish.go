@@ -20,12 +20,6 @@ import (
 var republishChunk = 2048
 
 const (
-	publishedItemsSQL = `SELECT content_id FROM item_copies
-		WHERE instance_id = $1 AND locale = $2 AND published_version_id IS NOT NULL ORDER BY content_id`
-	publishedPagesSQL = `SELECT page_id FROM page_copies
-		WHERE instance_id = $1 AND locale = $2 AND published_version_id IS NOT NULL ORDER BY page_id`
-	containerNamesSQL  = `SELECT lower(reference_name) FROM containers WHERE instance_id = $1 ORDER BY 1`
-	channelNamesSQL    = `SELECT lower(name) FROM channels WHERE instance_id = $1 ORDER BY 1`
 	instanceObjectsSQL = `SELECT request FROM objects WHERE guid = $1 AND etag IS NOT NULL ORDER BY key`
 	liveKeySQL         = `SELECT EXISTS (SELECT 1 FROM objects WHERE key = $1 AND etag IS NOT NULL)`
 )
@@ -235,21 +229,19 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 // made from.
 func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.Request, []membership, error) {
 	inst, guid := site.Instance, site.Instance.Guid
-	var containers, channels []string
-	if err := p.db.SelectContext(ctx, &containers, containerNamesSQL, inst.ID); err != nil {
+	containers, err := p.content.ContainerNames(ctx, inst)
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := p.db.SelectContext(ctx, &channels, channelNamesSQL, inst.ID); err != nil {
+	channels, err := p.content.ChannelNames(ctx, inst)
+	if err != nil {
 		return nil, nil, err
 	}
 	var reqs []fetch.Request
 	var members []membership
 	for _, l := range site.Locales {
-		var items, pages []int64
-		if err := p.db.SelectContext(ctx, &items, publishedItemsSQL, inst.ID, l.Code); err != nil {
-			return nil, nil, err
-		}
-		if err := p.db.SelectContext(ctx, &pages, publishedPagesSQL, inst.ID, l.Code); err != nil {
+		items, pages, err := p.content.PublishedIDs(ctx, inst, l.Code)
+		if err != nil {
 			return nil, nil, err
 		}
 		for _, id := range items {
@@ -262,7 +254,7 @@ func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.R
 			reqs = append(reqs, sitemapRequest(guid, l.Code, ch, false), sitemapRequest(guid, l.Code, ch, true))
 		}
 		for _, ref := range containers {
-			ids, found, err := p.members(ctx, inst.ID, l.Code, ref)
+			ids, found, err := p.content.VisibleItems(ctx, inst, l.Code, ref)
 			if err != nil {
 				return nil, nil, err
 			}
