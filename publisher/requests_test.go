@@ -1,6 +1,8 @@
 package publisher
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -144,5 +146,28 @@ func TestQualify(t *testing.T) {
 	want := []string{"acme.fr-ca.c:posts", "acme.fr-ca.i:12", "acme.fr-ca.p:3", "acme.fr-ca.s:website"}
 	if !slices.Equal(got, want) {
 		t.Errorf("qualify = %v, want %v", got, want)
+	}
+}
+
+// BenchmarkSitemapNodes reads a flat sitemap of 100,000 nodes, as a batch
+// does twice (the one in the store and the new one) when a sitemap of a
+// dynamic page over 100,000 items changes.
+func BenchmarkSitemapNodes(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i := range 100_000 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `"/blog/post-%d":{"title":"Post %d","name":"post-%d","pageID":2,"menuText":"Post %d","visible":{"menu":true,"sitemap":true},"path":"/blog/post-%d","redirect":null,"isFolder":false,"contentID":%d}`,
+			i, i, i, i, i, i+10)
+	}
+	buf.WriteByte('}')
+	body := buf.Bytes()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, nodes, err := sitemapNodes(body); err != nil || len(nodes) != 100_000 {
+			b.Fatal(len(nodes), err)
+		}
 	}
 }
