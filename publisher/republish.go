@@ -218,7 +218,7 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 	}
 	opts := writeOpts{version: src.version, force: true, listing: listing}
 	if src.snap != nil {
-		opts.src = src.snap
+		opts.src = newTreeSource(src.snap, nil)
 	}
 	return p.publish(ctx, site, reqs, opts, progress)
 }

@@ -240,9 +240,10 @@ func sitemapPaths(body []byte) ([]string, error) {
 // entry before it.
 type treeSource struct {
 	render.Source
-	mu       sync.Mutex
-	channels map[string]*treeRead[channelPages]
-	dynamic  map[string]*treeRead[[]source.DynamicItem]
+	render.SitemapMemo // and each channel's sitemap is built once
+	mu                 sync.Mutex
+	channels           map[string]*treeRead[channelPages]
+	dynamic            map[string]*treeRead[[]source.DynamicItem]
 	// members are visible items by locale (lower case) and container
 	// (lower case), in order.
 	members map[string][]int64
