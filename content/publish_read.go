@@ -90,3 +90,25 @@ func (s *Store) PublishedIDs(ctx context.Context, inst Instance, locale string) 
 	}
 	return items, pages, nil
 }
+
+// pagePathValueSQL reads what a dynamic page's sitemap node of an item
+// shows as its title: the item's published path field, as the render
+// source reads it (render/source dynamicItemsSQL).
+const pagePathValueSQL = `SELECT coalesce(ic.published_fields ->> p.dynamic_path_field, '')
+	FROM pages p JOIN item_copies ic ON ic.content_id = $4 AND ic.locale = $3 AND ic.published_version_id IS NOT NULL
+	WHERE p.instance_id = $1 AND p.page_id = $2 AND p.dynamic_path_field IS NOT NULL`
+
+// PathValue returns the value of the path field of dynamic page pageID in
+// the published copy of item contentID in locale, and false when the page
+// is not dynamic or the item has no published copy there.
+func (s *Store) PathValue(ctx context.Context, inst Instance, locale string, pageID, contentID int64) (string, bool, error) {
+	var v string
+	err := s.db.GetContext(ctx, &v, pagePathValueSQL, inst.ID, pageID, locale, contentID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("path value of item %d: %w", contentID, err)
+	}
+	return v, true, nil
+}

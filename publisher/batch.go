@@ -133,7 +133,7 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 		return res, err
 	}
 	now := withoutKeys(pl.reqs, own)
-	out, err := p.publish(ctx, site, now, writeOpts{version: version, expand: true, maybe: pl.maybe, members: pl.members}, nil)
+	out, err := p.publish(ctx, site, now, writeOpts{version: version, expand: true, maybe: pl.maybe, kept: pl.kept, members: pl.members}, nil)
 	res.out.add(out)
 	if err != nil {
 		return res, err

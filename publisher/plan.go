@@ -3,6 +3,7 @@ package publisher
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
 )
 
@@ -25,6 +27,9 @@ type plan struct {
 	// maybe are the sitemaps that only an edit of items behind their
 	// dynamic pages touched: rendered only if the items' nodes changed.
 	maybe []maybeSitemap
+	// kept are the pages by path of edited items whose node is as it was
+	// (nodeKept): not rendered, and counted as unchanged for maybe.
+	kept []nodePath
 }
 
 // maybeSitemap is a sitemap an edit of items may leave as it is: its
@@ -242,6 +247,21 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 	if err := p.db.SelectContext(ctx, &rows, affectedObjectsSQL, guid, pq.Array(affected)); err != nil {
 		return nil, fmt.Errorf("find affected objects: %w", err)
 	}
+	// The i: tags of the items edited, and the pages by path hit only by
+	// the item of their node (cands), which nodeKept may leave alone.
+	editedItems := map[string]int64{}
+	for t, items := range edited {
+		prefix := t[:strings.LastIndexByte(t, '.')+1] // <guid>.<locale>.
+		for _, id := range items {
+			editedItems[prefix+render.ItemTag(id)] = id
+		}
+	}
+	hit := map[string]bool{}
+	type nodeCand struct {
+		req  fetch.Request
+		node nodePath
+	}
+	var cands []nodeCand
 	for _, row := range rows {
 		own := ""
 		if row.ListOf != "" {
@@ -265,9 +285,24 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 			pl.maybe = append(pl.maybe, m)
 			continue
 		}
+		hit[req.Key()] = true
+		if x, ok := nodeOnly(guid, req, hits, editedItems); ok {
+			cands = append(cands, nodeCand{req: req, node: nodePath{key: req.Key(), locale: req.Locale, channel: req.Channel, item: x}})
+			continue
+		}
 		pl.reqs = append(pl.reqs, req)
 	}
-
+	for _, c := range cands {
+		kept, err := p.nodeKept(ctx, site, c.node, hit)
+		if err != nil {
+			return nil, err
+		}
+		if kept {
+			pl.kept = append(pl.kept, c.node)
+		} else {
+			pl.reqs = append(pl.reqs, c.req)
+		}
+	}
 	return pl, nil
 }
 
@@ -338,3 +373,69 @@ func (p *Publisher) localeRequests(ctx context.Context, site render.Site, code s
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// nodeOnly tells whether req, which the qualified tags hits affected, is
+// the maintained page by path of an edited item hit only by that item's
+// tag, and returns the item. Its bytes then change only if the item's node
+// does (nodeKept), unless the page's components show the item too.
+func nodeOnly(guid string, req fetch.Request, hits []string, editedItems map[string]int64) (int64, bool) {
+	if req.Kind != fetch.PageByPath || len(hits) != 1 {
+		return 0, false
+	}
+	id, ok := editedItems[hits[0]]
+	if !ok {
+		return 0, false
+	}
+	if canon, err := pagePathRequest(guid, req.Locale, req.Channel, req.Path); err != nil || canon.Key() != req.Key() {
+		return 0, false
+	}
+	return id, true
+}
+
+// nodeKept reports whether the page by path c of an edited item shows the
+// same bytes as before: it is the node of c.item (the stored object says
+// so), the page's own objects were not hit (no component of the page shows
+// the item, or they would carry its tag too), and the item's path value,
+// which is all its node shows of it, is the title the stored node shows.
+// An edit keeps the item's place in the container and its visibility, so
+// then its node, and every other node, is as it was.
+func (p *Publisher) nodeKept(ctx context.Context, site render.Site, c nodePath, hit map[string]bool) (bool, error) {
+	o, err := p.store.Get(ctx, c.key)
+	if problem.Is(err, problem.NotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", c.key, err)
+	}
+	var body struct {
+		Page struct {
+			PageID int64 `json:"pageID"`
+			Item   int64 `json:"dynamicItemContentID"`
+		} `json:"page"`
+		Node struct {
+			Title     string `json:"title"`
+			ContentID int64  `json:"contentID"`
+		} `json:"sitemapNode"`
+	}
+	if err := json.Unmarshal(o.Body, &body); err != nil || body.Page.Item != c.item || body.Node.ContentID != c.item {
+		return false, nil
+	}
+	guid := site.Instance.Guid
+	if hit[pageRequest(guid, c.locale, body.Page.PageID, false).Key()] || hit[pageRequest(guid, c.locale, body.Page.PageID, true).Key()] {
+		return false, nil
+	}
+	var locale string
+	for _, l := range site.Locales {
+		if strings.EqualFold(l.Code, c.locale) {
+			locale = l.Code
+		}
+	}
+	if locale == "" {
+		return false, nil
+	}
+	v, ok, err := p.content.PathValue(ctx, site.Instance, locale, body.Page.PageID, c.item)
+	if err != nil || !ok {
+		return false, err
+	}
+	return v == body.Node.Title, nil
+}

@@ -128,8 +128,9 @@ type writeOpts struct {
 	// nothing of the key.
 	listing map[string]*store.Info
 	// maybe, with expand, are sitemaps to render only if the pages by
-	// path of their items, rendered among the requests, changed.
+	// path of their items, rendered among the requests or kept, changed.
 	maybe []maybeSitemap
+	kept  []nodePath
 	// members, when src is not set, are memberships the renders take list
 	// windows from (treeSource).
 	members []membership
@@ -186,7 +187,7 @@ func (p *Publisher) publish(ctx context.Context, site render.Site, reqs []fetch.
 		opts.src = newTreeSource(p.reads, opts.members)
 	}
 	var out outcome
-	var paths []nodePath // pages by path at dynamic nodes, when maybe needs them
+	paths := slices.Clone(opts.kept) // pages by path at dynamic nodes, when maybe needs them
 	var keep func(*rendered)
 	if len(opts.maybe) > 0 {
 		keep = func(r *rendered) {
@@ -199,7 +200,7 @@ func (p *Publisher) publish(ctx context.Context, site render.Site, reqs []fetch.
 		return out, err
 	}
 	for _, m := range opts.maybe {
-		if k := m.req.Key(); !seen[k] && !nodesKept(m, paths, out.same) {
+		if k := m.req.Key(); !seen[k] && !nodesKept(m, paths, out.same, opts.kept) {
 			seen[k] = true
 			maps = append(maps, m.req)
 		}
@@ -216,11 +217,14 @@ type nodePath struct {
 
 // nodesKept reports whether every item of m has a page by path in m's
 // locale and channel among paths, and all of them were left as they were
-// (same).
-func nodesKept(m maybeSitemap, paths []nodePath, same []string) bool {
-	kept := make(map[string]bool, len(same))
+// (same) or not rendered because their node was kept (unrendered).
+func nodesKept(m maybeSitemap, paths []nodePath, same []string, unrendered []nodePath) bool {
+	kept := make(map[string]bool, len(same)+len(unrendered))
 	for _, k := range same {
 		kept[k] = true
+	}
+	for _, n := range unrendered {
+		kept[n.key] = true
 	}
 	for _, id := range m.items {
 		found := false
