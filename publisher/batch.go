@@ -91,6 +91,9 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 	if err := p.handOff(ctx, evs, later); err != nil {
 		return 0, err
 	}
+	if p.afterBatch != nil {
+		p.afterBatch(evs)
+	}
 	if len(later) > 0 {
 		poke(p.backlogWake)
 	}
