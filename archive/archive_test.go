@@ -15,6 +15,7 @@ import (
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/store"
 	"github.com/edgecms/edgecms/store/miniotest"
+	"github.com/edgecms/edgecms/syncstamp"
 )
 
 // The guids of the tests are unlike any word of the demo's content, so
@@ -91,7 +92,7 @@ func newSource(t *testing.T) *source {
 	if err := s.pub.Drain(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.cs.StampSync(ctx); err != nil {
+	if _, err := syncstamp.New(s.db).Stamp(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -180,7 +181,7 @@ func TestRoundTrip(t *testing.T) {
 			if err := dst.pub.PublishKeys(ctx, guid); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := dst.cs.StampSync(ctx); err != nil {
+			if _, err := syncstamp.New(dst.db).Stamp(ctx); err != nil {
 				t.Fatal(err)
 			}
 			moved := func(s string) string { return strings.ReplaceAll(s, srcGuid, guid) }

@@ -16,6 +16,7 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
+	"github.com/edgecms/edgecms/syncstamp"
 )
 
 const (
@@ -41,7 +42,7 @@ func Export(ctx context.Context, db *sqlx.DB, objects store.Store, guid string, 
 	sum := Summary{Guid: g, Rows: map[string]int64{}}
 	// The sync endpoints stamp before they read: stamp now, so that the
 	// archive holds the positions a sync client has seen or will see.
-	if _, err := content.NewStore(db).StampSync(ctx); err != nil {
+	if _, err := syncstamp.New(db).Stamp(ctx); err != nil {
 		return sum, fmt.Errorf("export %s: %w", g, err)
 	}
 	tx, err := db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
