@@ -157,6 +157,7 @@ var skipped = map[string]string{
 	"webhook_deliveries": "delivery history and queue of the deployment",
 	"objects":            "the publisher's bookkeeping, made again by the republish",
 	"list_members":       "the publisher's bookkeeping, made again by the republish",
+	"publish_backlog":    "the publisher's queue of deferred list pages, made again by the republish",
 }
 
 // otherSequences are the sequences that rows take numbers from besides
