@@ -21,6 +21,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq" // the Postgres driver
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/schema"
 )
 
@@ -79,10 +80,10 @@ func prepareTemplate() (string, error) {
 		return "", fmt.Errorf("connect to test Postgres: %w", err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(7301967)`); err != nil {
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, pg.LockTestTemplate); err != nil {
 		return "", err
 	}
-	defer conn.ExecContext(ctx, `SELECT pg_advisory_unlock(7301967)`)
+	defer conn.ExecContext(ctx, `SELECT pg_advisory_unlock($1)`, pg.LockTestTemplate)
 	var exists bool
 	if err := conn.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name); err != nil {
 		return "", err
