@@ -36,9 +36,16 @@ const (
 	// hashtext(consumer)): one webhook dispatcher at a time reads the
 	// event log for a consumer.
 	LockWebhookIntake = 7301973
-	// LockTestTemplate serialises the test binaries that build or drop a
-	// template database on the test server (internal/pgtest).
-	LockTestTemplate = 7301974
+	// LockTestUse is the space of (LockTestUse, hashtext(template)): held
+	// shared by every test binary that clones a template database
+	// (internal/pgtest), and exclusively by the one that drops it.
+	LockTestUse = 7301974
+	// LockTestBuild is the space of (LockTestBuild, hashtext(template)):
+	// one test binary at a time builds a template database.
+	LockTestBuild = 7301975
+	// LockTestReaper is the space of (LockTestReaper, pid): one process
+	// waits for the end of the go test run pid to drop its templates.
+	LockTestReaper = 7301976
 	// LockAssetKey is the space of (LockAssetKey, hashtext(key)): the
 	// creations and deletions of the assets of one storage key.
 	LockAssetKey = 7302001
