@@ -35,11 +35,30 @@ type Fixture struct {
 func New(t testing.TB) *Fixture {
 	t.Helper()
 	db, _ := pgtest.New(t)
+	return create(t, db)
+}
+
+// create returns a Fixture on db, where it creates the instance "acme".
+func create(t testing.TB, db *sqlx.DB) *Fixture {
+	t.Helper()
 	f := &Fixture{T: t, Ctx: context.Background(), DB: db, Clock: T0}
 	f.S = f.NewStore()
 	inst, err := f.S.CreateInstance(f.Ctx, "acme", []content.Locale{{Code: "en-us", Name: "English"}, {Code: "fr-ca", Name: "Français"}})
 	if err != nil {
 		t.Fatalf("CreateInstance: %v", err)
+	}
+	f.Inst = inst
+	return f
+}
+
+// open returns a Fixture on db, whose instance "acme" create made.
+func open(t testing.TB, db *sqlx.DB) *Fixture {
+	t.Helper()
+	f := &Fixture{T: t, Ctx: context.Background(), DB: db, Clock: T0}
+	f.S = f.NewStore()
+	inst, err := f.S.Instance(f.Ctx, "acme")
+	if err != nil {
+		t.Fatalf("Instance: %v", err)
 	}
 	f.Inst = inst
 	return f
