@@ -152,6 +152,7 @@ func (l *logs) WithGroup(string) slog.Handler      { return l }
 // of schedulers, events read by every consumer and older than the
 // retention go, and sync tombstones older than theirs are pruned.
 func TestMaintain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.publishedItem("One")
 	e.publishedItem("Two")
@@ -235,6 +236,7 @@ func TestMaintain(t *testing.T) {
 // once, the maintenance trims the log once every consumer has read it,
 // and nothing fails.
 func TestSchedulersTogether(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var ids []int64
 	for range 5 {
@@ -292,6 +294,7 @@ func TestSchedulersTogether(t *testing.T) {
 // TestRunSurvivesFailures: a scheduler whose database is gone logs each
 // failure and keeps trying until it is stopped.
 func TestRunSurvivesFailures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.process()
 	e.must(s.DB().Close())
