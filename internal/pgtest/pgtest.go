@@ -8,7 +8,7 @@
 // plan checks' 100,000 items), built once and shared the same way.
 //
 // Names take a prefix from the database name of DATABASE_URL
-// (<db>_test_<random>, <db>_tmpl_<hash>[_<fixture>]), so that two checkouts
+// (<db>_test_<random>, <db>_tpl_<hash>[_<fixture>]), so that two checkouts
 // that set different names can test against one server. The templates go
 // at the end of the run: Run, called by a package's TestMain, leaves them
 // to a process that waits for the go command that started the test binary
@@ -109,7 +109,7 @@ func names() (prefix, base string, err error) {
 	for _, m := range ms {
 		h.Write([]byte(m.SQL))
 	}
-	return prefix, prefix + "_tmpl_" + hex.EncodeToString(h.Sum(nil))[:16], nil
+	return prefix, prefix + "_tpl_" + hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // admin opens the server's maintenance database, where the test databases
