@@ -8,6 +8,7 @@ import (
 )
 
 func TestRequestKeys(t *testing.T) {
+	t.Parallel()
 	pp := func(path string) fetch.Request {
 		r, err := pagePathRequest("acme", "fr-CA", "website", path)
 		if err != nil {
@@ -42,6 +43,7 @@ func TestRequestKeys(t *testing.T) {
 }
 
 func TestListPages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		total int
 		want  []int // skips
@@ -64,6 +66,7 @@ func TestListPages(t *testing.T) {
 }
 
 func TestWindow(t *testing.T) {
+	t.Parallel()
 	ids := []int64{1, 2, 3, 4, 5}
 	tests := []struct {
 		skip, take int
@@ -82,6 +85,7 @@ func TestWindow(t *testing.T) {
 }
 
 func TestListOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query string
 		want  string
@@ -103,6 +107,7 @@ func TestListOf(t *testing.T) {
 }
 
 func TestSitemapPaths(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		body    string
 		want    []string
@@ -122,6 +127,7 @@ func TestSitemapPaths(t *testing.T) {
 }
 
 func TestQualify(t *testing.T) {
+	t.Parallel()
 	got := qualify("acme", "fr-CA", []string{"c:posts", "i:12", "p:3", "s:website"})
 	want := []string{"acme.fr-ca.c:posts", "acme.fr-ca.i:12", "acme.fr-ca.p:3", "acme.fr-ca.s:website"}
 	if !slices.Equal(got, want) {
