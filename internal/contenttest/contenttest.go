@@ -35,11 +35,12 @@ type Fixture struct {
 func New(t testing.TB) *Fixture {
 	t.Helper()
 	db, _ := pgtest.New(t)
-	return create(t, db)
+	return On(t, db)
 }
 
-// create returns a Fixture on db, where it creates the instance "acme".
-func create(t testing.TB, db *sqlx.DB) *Fixture {
+// On returns a Fixture with the instance "acme" on db, a migrated database
+// (for a test that needs a server of its own, such as pgtest.NewServer's).
+func On(t testing.TB, db *sqlx.DB) *Fixture {
 	t.Helper()
 	f := &Fixture{T: t, Ctx: context.Background(), DB: db, Clock: T0}
 	f.S = f.NewStore()
@@ -51,7 +52,7 @@ func create(t testing.TB, db *sqlx.DB) *Fixture {
 	return f
 }
 
-// open returns a Fixture on db, whose instance "acme" create made.
+// open returns a Fixture on db, whose instance "acme" On made.
 func open(t testing.TB, db *sqlx.DB) *Fixture {
 	t.Helper()
 	f := &Fixture{T: t, Ctx: context.Background(), DB: db, Clock: T0}

@@ -67,7 +67,7 @@ func PlanInstance(t testing.TB, n int) (*Fixture, PlanIDs) {
 
 // buildPlanInstance makes what PlanInstance describes on db.
 func buildPlanInstance(t testing.TB, db *sqlx.DB, n int) {
-	f := create(t, db)
+	f := On(t, db)
 	for _, table := range []string{"items", "item_copies", "containers", "models", "sync_changes", "page_copies", "container_counts"} {
 		f.check(f.DB.ExecContext(f.Ctx, `ALTER TABLE `+table+` SET (autovacuum_enabled = false)`))
 	}
