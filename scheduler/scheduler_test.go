@@ -152,7 +152,6 @@ func (l *logs) WithGroup(string) slog.Handler      { return l }
 // of schedulers, events read by every consumer and older than the
 // retention go, and sync tombstones older than theirs are pruned.
 func TestMaintain(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	id := e.publishedItem("One")
 	e.publishedItem("Two")
@@ -236,7 +235,6 @@ func TestMaintain(t *testing.T) {
 // once, the maintenance trims the log once every consumer has read it,
 // and nothing fails.
 func TestSchedulersTogether(t *testing.T) {
-	t.Parallel()
 	e := newEnv(t)
 	var ids []int64
 	for range 5 {

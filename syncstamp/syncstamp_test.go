@@ -334,7 +334,6 @@ func TestSyncConcurrentPublishing(t *testing.T) {
 // TestSyncTokensOutliveTrimAndRestart checks that tokens stay valid when
 // the event log is trimmed and with a new Store on the same database.
 func TestSyncTokensOutliveTrimAndRestart(t *testing.T) {
-	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	// Events trimmed before sync was first used are not needed: the first
