@@ -9,6 +9,7 @@ import (
 )
 
 func TestCreateModelValidation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.model("Category", "content", Field{Name: "name", Type: TypeText})
 	f.container("Categories", "Category")
@@ -57,6 +58,7 @@ func TestCreateModelValidation(t *testing.T) {
 }
 
 func TestCreateModel(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.model("Category", "content", Field{Name: "name", Type: TypeText})
 	f.container("Categories", "Category")
@@ -105,6 +107,7 @@ func TestCreateModel(t *testing.T) {
 }
 
 func TestDeleteModel(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()
@@ -143,6 +146,7 @@ func TestDeleteModel(t *testing.T) {
 }
 
 func TestContainers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.model("Post", "content", Field{Name: "title", Type: TypeText})
 	f.model("Widget", "component", Field{Name: "x", Type: TypeText})
@@ -206,6 +210,7 @@ func TestContainers(t *testing.T) {
 }
 
 func TestPageModelsAndChannels(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var manyZones []string
 	for i := range 51 {

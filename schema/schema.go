@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -58,7 +59,7 @@ func Migrations() ([]Migration, error) {
 
 // lockKey is the advisory lock that serialises concurrent migrators (several
 // origins starting at once).
-const lockKey = 7301966
+const lockKey = pg.LockMigrate
 
 // Migrate applies every migration not yet applied and returns how many it
 // applied.

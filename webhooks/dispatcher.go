@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -343,9 +344,7 @@ func (d *Dispatcher) intakeLoop(ctx context.Context) {
 
 // intakeLockKey is the first half of the advisory lock that lets one
 // dispatcher at a time read the event log (the second is the consumer).
-// The project's advisory locks use 7301966 to 7301973, each its own: the
-// publisher's are 7301970 to 7301972 (publisher/lock.go).
-const intakeLockKey = 7301973
+const intakeLockKey = pg.LockWebhookIntake
 
 // intake reads a batch of new events and, in the same transaction as it
 // moves the event log cursor past them, queues a delivery per matching
