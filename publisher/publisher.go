@@ -27,6 +27,7 @@ package publisher
 import (
 	"context"
 	"fmt"
+	"github.com/edgecms/edgecms/metrics"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -223,6 +224,7 @@ func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
 	for ctx.Err() == nil {
 		n, err := p.runBatch(ctx, false)
 		if err != nil && ctx.Err() == nil {
+			metrics.PublisherErrors.Inc()
 			p.log.Error("publisher: batch failed; retrying", "err", err)
 		}
 		if err == nil && n > 0 {

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/edgecms/edgecms/metrics"
 	"slices"
 	"sort"
 	"strings"
@@ -394,6 +395,9 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 				}
 				o.err = err
 				o.changed = o.changed || written
+				if written {
+					metrics.PublisherObjectsWritten.Inc()
+				}
 			}()
 		}
 		wg.Wait()

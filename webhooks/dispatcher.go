@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/edgecms/edgecms/metrics"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -206,7 +207,34 @@ func (d *Dispatcher) handle(ctx context.Context, j job) result {
 		return result{ID: j.DeliveryID, WebhookID: j.ID, Status: StatusFailed,
 			outcome: outcome{at: d.store.now(), err: "not sent: the webhook is disabled"}}
 	}
-	return d.store.complete(j, d.store.attempt(ctx, j), d.cfg.Rand)
+	r := d.store.complete(j, d.store.attempt(ctx, j), d.cfg.Rand)
+	d.observe(j, r)
+	return r
+}
+
+// observe counts an attempt's result in the metrics and logs a failed one
+// at warn, with the webhook's id and name but not its URL (whose query may
+// hold the receiver's credential).
+func (d *Dispatcher) observe(j job, r result) {
+	switch r.Status {
+	case StatusSucceeded:
+		metrics.WebhookDeliveries.WithLabelValues("success").Inc()
+		return
+	case StatusRetrying:
+		metrics.WebhookDeliveries.WithLabelValues("retry").Inc()
+	default:
+		metrics.WebhookDeliveries.WithLabelValues("failure").Inc()
+	}
+	metrics.WebhookFailures.WithLabelValues(metrics.StatusClass(r.code)).Inc()
+	attrs := []any{"webhook", j.ID, "name", j.Name, "delivery", j.DeliveryID, "status", r.code,
+		"attempt", j.ChainAttempts + 1, "result", string(r.Status)}
+	if r.err != "" {
+		attrs = append(attrs, "err", r.err)
+	}
+	if r.Next != nil {
+		attrs = append(attrs, "next", r.Next.UTC().Format(time.RFC3339))
+	}
+	d.log.Warn("webhook delivery failed", attrs...)
 }
 
 // claimLoop claims due deliveries for free workers and hands them over.

@@ -12,12 +12,18 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/edgecms/edgecms/logging"
 )
 
 type command struct {
 	name, args, summary string
 	run                 func(ctx context.Context, cfg config, fs *flag.FlagSet, log *slog.Logger) error
 	flags               func(fs *flag.FlagSet)
+	// noConfig: the command reads only its own flags, not the service
+	// configuration (which it has no use for, and whose errors would
+	// stop it).
+	noConfig bool
 }
 
 var commands []command
@@ -37,6 +43,8 @@ func init() {
 		{name: "user grant", args: "--email E --guid G --role R", summary: "give a user a role (edit, publish, manage, full) on an instance", run: runUserGrant, flags: userGrantFlags},
 		{name: "user list", summary: "list the users with their instances and roles", run: runUserList},
 		{name: "user delete", args: "--email E", summary: "delete a user, with the user's roles and sessions", run: runUserDelete, flags: userEmailFlag},
+		{name: "health", args: "[--ready]", summary: "probe the admin server of a running role (/livez, or /readyz with --ready); exit 0 when it answers 200 (a Docker HEALTHCHECK)", run: runHealth, flags: healthFlags, noConfig: true},
+		{name: "version", summary: "print the version and build information (also edgecms --version)", run: runVersion, noConfig: true},
 	}
 }
 
@@ -49,7 +57,6 @@ func usage() {
 }
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	args := os.Args[1:]
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()
@@ -57,6 +64,9 @@ func main() {
 			os.Exit(2)
 		}
 		return
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args[0] = "version"
 	}
 	cmd, rest, ok := findCommand(args)
 	if !ok {
@@ -66,16 +76,36 @@ func main() {
 	}
 	fs := flag.NewFlagSet("edgecms "+cmd.name, flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: edgecms %s %s\n\n%s\n\nflags (each also read from the environment variable named):\n", cmd.name, cmd.args, cmd.summary)
+		fmt.Fprintf(os.Stderr, "usage: edgecms %s %s\n\n%s\n", cmd.name, cmd.args, cmd.summary)
+		if cmd.noConfig {
+			fmt.Fprintln(os.Stderr, "\nflags:")
+		} else {
+			fmt.Fprintln(os.Stderr, "\nflags (each also read from the environment variable named; defaults shown are the built-in ones):")
+		}
 		fs.PrintDefaults()
 	}
 	if cmd.flags != nil {
 		cmd.flags(fs)
 	}
-	cfg, err := loadConfig(fs, rest)
+	var cfg config
+	var err error
+	if cmd.noConfig {
+		err = fs.Parse(rest)
+		cfg.LogFormat, cfg.LogLevel = logging.Text, "info"
+	} else {
+		cfg, err = loadConfig(fs, rest)
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q (flags are written --name value)", fs.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "edgecms %s: %v\n", cmd.name, err)
+		os.Exit(2)
+	}
+	log, err := logging.New(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "edgecms %s: %v\n", cmd.name, err)
 		os.Exit(2)
