@@ -121,7 +121,7 @@ type Server struct {
 	fills    singleflight.Group
 	forwards singleflight.Group
 	memo     *memo
-	ready    readiness // closed after Run's first read of the change feed (feed.go)
+	ready    readiness   // closed after Run's first read of the change feed (feed.go)
 	feedRead atomic.Bool // a read of the change feed succeeded (CheckReady)
 	// lastOriginLog is when an origin failure was last logged (Unix
 	// seconds), so that an outage logs once a second, not once a request.

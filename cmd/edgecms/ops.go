@@ -93,11 +93,17 @@ func (a *adminServer) serve(cfg config, log *slog.Logger) (stop func(), err erro
 func (a *adminServer) backlog(db *sqlx.DB) {
 	a.collectors = append(a.collectors,
 		metrics.Gauge("publisher_lag_events", "Events committed that no publisher has handled yet (database-wide: every role connected to it reports the same).",
-			func(ctx context.Context) (float64, error) { n, _, err := publisher.Lag(ctx, db); return float64(n), err }),
+			func(ctx context.Context) (float64, error) {
+				n, _, err := publisher.Lag(ctx, db)
+				return float64(n), err
+			}),
 		metrics.Gauge("publisher_lag_seconds", "How long the oldest event no publisher has handled has waited (0 when caught up).",
 			func(ctx context.Context) (float64, error) { _, s, err := publisher.Lag(ctx, db); return s, err }),
 		metrics.Gauge("webhook_queue_depth", "Webhook deliveries queued or waiting for a retry (database-wide).",
-			func(ctx context.Context) (float64, error) { n, _, err := webhooks.Backlog(ctx, db); return float64(n), err }),
+			func(ctx context.Context) (float64, error) {
+				n, _, err := webhooks.Backlog(ctx, db)
+				return float64(n), err
+			}),
 		metrics.Gauge("webhook_queue_oldest_age_seconds", "Age of the webhook delivery queued longest (0 when none waits).",
 			func(ctx context.Context) (float64, error) { _, s, err := webhooks.Backlog(ctx, db); return s, err }),
 	)
