@@ -423,6 +423,19 @@ func redactStore(store string) string {
 	return store
 }
 
+// redactURL hides the password of a URL, and its query, which may hold a
+// token.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.Redacted()
+}
+
 // LogValue logs the configuration with secrets redacted.
 func (c config) LogValue() slog.Value {
 	db := c.DatabaseURL
@@ -441,7 +454,7 @@ func (c config) LogValue() slog.Value {
 	}
 	return slog.GroupValue(
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
-		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
+		slog.String("origin", redactURL(c.OriginURL)), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit), slog.Int("previewRateLimit", c.PreviewRateLimit),
 		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),

@@ -135,7 +135,7 @@ func startFront(ctx, workers context.Context, wg *sync.WaitGroup, cfg config, sr
 // edgeLog is what an edge logs of the configuration: no database.
 func (c config) edgeLog() slog.Value {
 	return slog.GroupValue(
-		slog.String("addr", c.Addr), slog.String("store", redactStore(c.Store)), slog.String("origin", c.OriginURL),
+		slog.String("addr", c.Addr), slog.String("store", redactStore(c.Store)), slog.String("origin", redactURL(c.OriginURL)),
 		slog.Bool("tls", c.TLSCert != ""), slog.Int64("edgeCacheBytes", c.EdgeCacheBytes),
 		slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.String("adminAddr", c.AdminAddr),
 		slog.Bool("management", c.EdgeManagement), slog.String("cors", c.CORS.String()),
