@@ -99,6 +99,9 @@ func init() {
 	for _, c := range []string{"1xx", "3xx", "4xx", "5xx", "error"} {
 		WebhookFailures.WithLabelValues(c)
 	}
+	for _, op := range []string{"get", "stat", "put", "open", "read", "delete", "list"} {
+		StoreErrors.WithLabelValues(op)
+	}
 }
 
 // Shared returns the process-wide series, for a registry (see
