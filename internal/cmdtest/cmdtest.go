@@ -199,3 +199,6 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Pid is the command's process id.
+func (p *Proc) Pid() int { return p.cmd.Process.Pid }
