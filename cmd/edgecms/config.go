@@ -84,6 +84,7 @@ type config struct {
 	edgeAccessLog          string // EDGECMS_EDGE_ACCESS_LOG as given
 	corsOrigins            string // EDGECMS_CORS_ORIGINS as given
 	edgeManagement         string // EDGECMS_EDGE_MANAGEMENT as given
+	adminAddrSet           bool   // EDGECMS_ADMIN_ADDR (or its flag) was given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -296,6 +297,8 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 			*dsts[i] = v
 		}
 	}
+	_, adminEnv := os.LookupEnv("EDGECMS_ADMIN_ADDR")
+	c.adminAddrSet = adminEnv || given["admin-addr"]
 	n, err := strconv.Atoi(rate)
 	if err != nil || n < 0 {
 		return c, fmt.Errorf("EDGECMS_FETCH_RATE_LIMIT: want a whole number >= 0, got %q", rate)

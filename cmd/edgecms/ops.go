@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -85,7 +87,16 @@ func (a *adminServer) serve(cfg config, log *slog.Logger) (stop func(), err erro
 	if err != nil {
 		return nil, err
 	}
-	return admin.Serve(cfg.AdminAddr, admin.Handler(a.checks, reg), log.With("role", "admin"))
+	stop, err = admin.Serve(cfg.AdminAddr, admin.Handler(a.checks, reg), log.With("role", "admin"))
+	if err != nil && !cfg.adminAddrSet && errors.Is(err, syscall.EADDRINUSE) {
+		// Several roles run on one host (a development machine, a test,
+		// a benchmark) and another took the default: run without rather
+		// than fail. A configured address must be served.
+		log.Warn("the default admin address is in use (another edgecms on this host?): no /livez, /readyz or /metrics; set EDGECMS_ADMIN_ADDR for each process",
+			"addr", cfg.AdminAddr)
+		return func() {}, nil
+	}
+	return stop, err
 }
 
 // backlog adds the database-wide gauges of the event log and the webhook

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -245,5 +246,21 @@ func TestEdgeReadiness(t *testing.T) {
 	wantUnavailable(t, "edge /readyz with the store down", res, body)
 	if s := cmdtest.Status("http://" + adminAddr + "/livez"); s != 200 {
 		t.Errorf("edge /livez with the store down = %d, want 200", s)
+	}
+}
+
+// TestAdminAddrTaken checks that a configured admin address that cannot be
+// listened on stops the role at start, with the setting named.
+func TestAdminAddrTaken(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:25150")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	r := cmdtest.Run(t, []string{"EDGECMS_ADMIN_ADDR=127.0.0.1:25150", "EDGECMS_ADDR=127.0.0.1:25250",
+		"EDGECMS_ORIGIN_URL=http://127.0.0.1:25299", "EDGECMS_STORE=" + t.TempDir()}, "edge")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "EDGECMS_ADMIN_ADDR") {
+		t.Errorf("edge on a taken admin address = exit %d %q, want a failure naming EDGECMS_ADMIN_ADDR", r.Code, r.Stderr)
 	}
 }
