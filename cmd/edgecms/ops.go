@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/edgecms/edgecms/admin"
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/internal/buildinfo"
 	"github.com/edgecms/edgecms/metrics"
 	"github.com/edgecms/edgecms/publisher"
@@ -105,11 +106,11 @@ func (a *adminServer) backlog(db *sqlx.DB) {
 	a.collectors = append(a.collectors,
 		metrics.Gauge("publisher_lag_events", "Events committed that no publisher has handled yet (database-wide: every role connected to it reports the same).",
 			func(ctx context.Context) (float64, error) {
-				n, _, err := publisher.Lag(ctx, db)
+				n, _, err := eventlog.Lag(ctx, db, publisher.Consumer)
 				return float64(n), err
 			}),
 		metrics.Gauge("publisher_lag_seconds", "How long the oldest event no publisher has handled has waited (0 when caught up).",
-			func(ctx context.Context) (float64, error) { _, s, err := publisher.Lag(ctx, db); return s, err }),
+			func(ctx context.Context) (float64, error) { _, s, err := eventlog.Lag(ctx, db, publisher.Consumer); return s, err }),
 		metrics.Gauge("webhook_queue_depth", "Webhook deliveries queued or waiting for a retry (database-wide).",
 			func(ctx context.Context) (float64, error) {
 				n, _, err := webhooks.Backlog(ctx, db)
