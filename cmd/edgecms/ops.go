@@ -110,7 +110,10 @@ func (a *adminServer) backlog(db *sqlx.DB) {
 				return float64(n), err
 			}),
 		metrics.Gauge("publisher_lag_seconds", "How long the oldest event no publisher has handled has waited (0 when caught up).",
-			func(ctx context.Context) (float64, error) { _, s, err := eventlog.Lag(ctx, db, publisher.Consumer); return s, err }),
+			func(ctx context.Context) (float64, error) {
+				_, s, err := eventlog.Lag(ctx, db, publisher.Consumer)
+				return s, err
+			}),
 		metrics.Gauge("webhook_queue_depth", "Webhook deliveries queued or waiting for a retry (database-wide).",
 			func(ctx context.Context) (float64, error) {
 				n, _, err := webhooks.Backlog(ctx, db)
