@@ -45,9 +45,10 @@ var (
 func (s *Server) fastPath(app fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(c *fasthttp.RequestCtx) {
 		defer streambody.Finish(c)
-		start := time.Now()
 		route := s.route(c, app)
-		s.observe(c, route, start)
+		// c.Time is when the server read the request: no clock read
+		// more on the hot path than the one that measures.
+		s.observe(c, route, c.Time())
 	}
 }
 
