@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestRequestID(t *testing.T) {
@@ -75,5 +76,25 @@ func TestSampler(t *testing.T) {
 	}
 	if n < 2000 || n > 3000 {
 		t.Errorf("0.25 took %d of 10000", n)
+	}
+}
+
+func TestEvery(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	e := NewEvery(10 * time.Second)
+	e.now = func() time.Time { return now }
+	if ok, n := e.Allow(); !ok || n != 0 {
+		t.Errorf("first Allow = %v, %d, want true, 0", ok, n)
+	}
+	for range 5 {
+		now = now.Add(time.Second)
+		if ok, _ := e.Allow(); ok {
+			t.Fatal("Allow within the interval = true")
+		}
+	}
+	now = now.Add(6 * time.Second)
+	if ok, n := e.Allow(); !ok || n != 5 {
+		t.Errorf("Allow after the interval = %v, %d, want true, 5", ok, n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/edgecms/edgecms/logging"
 	"github.com/edgecms/edgecms/metrics"
 	"log/slog"
 	"math/rand/v2"
@@ -72,6 +73,8 @@ type Dispatcher struct {
 	inflight atomic.Int64
 	wake     chan struct{} // deliveries may be due
 	events   chan struct{} // events may have been written or confirmed
+	// quiet keeps each loop's failures to a log line per logEvery.
+	quiet struct{ claim, intake, promote *logging.Every }
 }
 
 // NewDispatcher returns a dispatcher of the deliveries in s.
@@ -103,8 +106,10 @@ func NewDispatcher(s *Store, cfg DispatcherConfig, log *slog.Logger) *Dispatcher
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
 	}
-	return &Dispatcher{store: s, cfg: cfg, log: log, owner: newID("d_"),
+	d := &Dispatcher{store: s, cfg: cfg, log: log, owner: newID("d_"),
 		wake: make(chan struct{}, 1), events: make(chan struct{}, 1)}
+	d.quiet.claim, d.quiet.intake, d.quiet.promote = logging.NewEvery(logEvery), logging.NewEvery(logEvery), logging.NewEvery(logEvery)
+	return d
 }
 
 // The channels the dispatcher LISTENs on.
@@ -211,6 +216,23 @@ func (d *Dispatcher) handle(ctx context.Context, j job) result {
 	return r
 }
 
+// logFailure logs a failure of a loop's round at error, once per
+// logEvery at most: with Postgres down every round fails, 20 times a
+// second.
+func (d *Dispatcher) logFailure(every *logging.Every, msg string, args ...any) {
+	ok, n := every.Allow()
+	if !ok {
+		return
+	}
+	if n > 0 {
+		args = append(args, "alike_not_logged", n)
+	}
+	d.log.Error(msg, args...)
+}
+
+// logEvery is how often a failing loop logs its failure.
+const logEvery = 10 * time.Second
+
 // observe counts an attempt's result in the metrics and logs a failed one
 // at warn, with the webhook's id and name but not its URL (whose query may
 // hold the receiver's credential).
@@ -246,7 +268,7 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- job) {
 		if free > 0 {
 			js, err := d.store.claim(ctx, d.owner, int(min(free, int64(d.cfg.Batch))), d.store.now(), d.cfg.Lease)
 			if err != nil && ctx.Err() == nil {
-				d.log.Error("claim deliveries", "err", err)
+				d.logFailure(d.quiet.claim, "claim deliveries", "err", err)
 			}
 			d.inflight.Add(int64(len(js)))
 			for i, j := range js {
@@ -330,13 +352,13 @@ func (d *Dispatcher) intakeLoop(ctx context.Context) {
 	for {
 		n, queued, err := d.intake(ctx)
 		if err != nil && ctx.Err() == nil {
-			d.log.Error("queue deliveries of new events", "err", err)
+			d.logFailure(d.quiet.intake, "queue deliveries of new events", "err", err)
 		}
 		m, promoted := 0, 0
 		if d.cfg.RequireConfirmation {
 			m, promoted, err = d.promote(ctx)
 			if err != nil && ctx.Err() == nil {
-				d.log.Error("queue deliveries of confirmed events", "err", err)
+				d.logFailure(d.quiet.promote, "queue deliveries of confirmed events", "err", err)
 			}
 		}
 		if queued+promoted > 0 {
