@@ -21,7 +21,7 @@ const lagSQL = `SELECT count(*) AS events, coalesce(extract(epoch FROM now() - m
 // Metrics read it at every scrape, so that an alert sees a consumer that
 // stopped.
 func Lag(ctx context.Context, q sqlx.QueryerContext, consumer string) (events int64, seconds float64, err error) {
-	pos := Position{Tx: "0"}
+	var pos Position // a consumer that never read is at 0
 	if err := sqlx.GetContext(ctx, q, &pos, cursorSQL, consumer); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return 0, 0, fmt.Errorf("lag of %s: %w", consumer, err)
 	}

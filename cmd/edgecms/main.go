@@ -36,6 +36,7 @@ func init() {
 		{name: "dispatcher", summary: "run a webhook dispatcher only: queue, sign, send and retry webhook deliveries (any number may run)", run: runDispatcher, flags: dispatcherFlags},
 		{name: "publisher", summary: "run a publisher only: render published content into the object store (any number may run)", run: runPublisher},
 		{name: "republish", args: "--guid G", summary: "render every object of an instance into the object store again, with a progress bar", run: runRepublish, flags: republishFlags},
+		{name: "verify", args: "--guid G", summary: "compare every object of an instance in the store with a fresh render; list what differs, is missing or extra (exit 1 if any)", run: runVerify, flags: verifyFlags},
 		{name: "migrate", summary: "apply the database schema", run: runMigrate},
 		{name: "instance create", args: "--guid G --locales en-us,fr-ca", summary: "create an instance; print {guid, managementToken, fetchKey, previewKey}", run: runInstanceCreate, flags: instanceFlags},
 		{name: "demo", args: "--guid G", summary: "create (if missing) and fill an instance with a published sample site; print its keys and a demo user's email and password", run: runDemo, flags: instanceFlags},
