@@ -24,6 +24,10 @@ type command struct {
 	// configuration (which it has no use for, and whose errors would
 	// stop it).
 	noConfig bool
+	// positional: the command reads arguments after its flags itself;
+	// any other refuses them (a stray word is a mistake, such as a flag
+	// written without its dashes).
+	positional bool
 }
 
 var commands []command
@@ -39,7 +43,7 @@ func init() {
 		{name: "verify", args: "--guid G", summary: "compare every object of an instance in the store with a fresh render; list what differs, is missing or extra (exit 1 if any)", run: runVerify, flags: verifyFlags},
 		{name: "migrate", summary: "apply the database schema", run: runMigrate},
 		{name: "export", args: "--guid G [-o FILE]", summary: "write an instance, with its asset bytes, to one archive (tar of JSON Lines; .gz compresses)", run: runExport, flags: exportFlags},
-		{name: "import", args: "[--guid NEW] FILE", summary: "read an archive into a new instance, render it into the store; print what was imported", run: runImport, flags: importFlags},
+		{name: "import", args: "[--guid NEW] FILE", summary: "read an archive into a new instance, render it into the store; print what was imported", run: runImport, flags: importFlags, positional: true},
 		{name: "instance create", args: "--guid G --locales en-us,fr-ca", summary: "create an instance; print {guid, managementToken, fetchKey, previewKey}", run: runInstanceCreate, flags: instanceFlags},
 		{name: "demo", args: "--guid G", summary: "create (if missing) and fill an instance with a published sample site; print its keys and a demo user's email and password", run: runDemo, flags: instanceFlags},
 		{name: "user create", args: "--email E [--operator]", summary: "create a user (password from EDGECMS_USER_PASSWORD, or asked on a terminal); print the user", run: runUserCreate, flags: userCreateFlags},
@@ -101,7 +105,7 @@ func main() {
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
-	if err == nil && fs.NArg() > 0 {
+	if err == nil && fs.NArg() > 0 && !cmd.positional {
 		err = fmt.Errorf("unexpected argument %q (flags are written --name value)", fs.Arg(0))
 	}
 	if err != nil {
