@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/cors"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/render"
@@ -95,6 +96,9 @@ type Config struct {
 	// X-Forwarded-For and X-Forwarded-Proto headers tell the client's
 	// address and scheme (nil: DefaultTrustedProxies; empty: none).
 	TrustedProxies []netip.Prefix
+	// CORS lets browsers of its origins read Fetch API and preview
+	// answers (nil: no cross-origin access).
+	CORS *cors.Policy
 }
 
 // DefaultRenderCacheBytes is the size of the render cache when
@@ -200,8 +204,14 @@ func (s *Server) Run(ctx context.Context) {
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
 
 func (s *Server) routes() {
+	s.app.Use(s.observe)
 	s.app.Use(s.bodies)
-	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	// The public port's health check is liveness (as /livez on the admin
+	// address): readiness, which asks Postgres, is /readyz there.
+	s.app.Get("/healthz", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return c.SendString("ok")
+	})
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.peopleRoutes()
 	s.previewRoutes()

@@ -116,3 +116,34 @@ func Migrate(ctx context.Context, db *sqlx.DB) (int, error) {
 	}
 	return n, nil
 }
+
+// Pending returns how many embedded migrations the database lacks: 0 when
+// its schema is current. A readiness probe calls it, so it only reads.
+func Pending(ctx context.Context, db *sqlx.DB) (int, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return 0, err
+	}
+	var exists bool
+	if err := db.GetContext(ctx, &exists, `SELECT to_regclass('schema_migrations') IS NOT NULL`); err != nil {
+		return 0, fmt.Errorf("schema: %w", err)
+	}
+	if !exists {
+		return len(ms), nil
+	}
+	var applied []int
+	if err := db.SelectContext(ctx, &applied, `SELECT version FROM schema_migrations`); err != nil {
+		return 0, fmt.Errorf("schema: %w", err)
+	}
+	done := map[int]bool{}
+	for _, v := range applied {
+		done[v] = true
+	}
+	n := 0
+	for _, m := range ms {
+		if !done[m.Version] {
+			n++
+		}
+	}
+	return n, nil
+}
