@@ -124,6 +124,7 @@ func countAtLeast(n int64) func([]byte) bool {
 // binary's schema has neither.
 type counters struct {
 	renders, changes int64
+	backlog          int64 // rows of publish_backlog, where the binary has one; else -1
 	ok               bool
 }
 
@@ -132,7 +133,21 @@ func (r *run) counters(ctx context.Context) counters {
 	err1 := r.db.GetContext(ctx, &c.renders, `SELECT last_value FROM publisher_renders`)
 	err2 := r.db.GetContext(ctx, &c.changes, `SELECT coalesce(max(seq), 0) FROM object_changes`)
 	c.ok = err1 == nil && err2 == nil
+	if r.hasBacklog {
+		r.db.GetContext(ctx, &c.backlog, `SELECT count(*) FROM publish_backlog`)
+	} else {
+		c.backlog = -1
+	}
 	return c
+}
+
+// renderedSince counts the objects rendered since before, or -1.
+func (r *run) renderedSince(ctx context.Context, before counters) int64 {
+	n := int64(-1)
+	if before.ok {
+		r.db.GetContext(ctx, &n, `SELECT count(*) FROM objects WHERE rendered_version > $1`, before.renders)
+	}
+	return n
 }
 
 // settle waits until the publisher is quiet: no render number taken and no
@@ -155,7 +170,7 @@ func (r *run) settle(ctx context.Context) (time.Duration, error) {
 		} else {
 			files = r.storeMtime()
 		}
-		if c != last || !files.Equal(lastFiles) {
+		if c != last || !files.Equal(lastFiles) || c.backlog > 0 {
 			last, lastFiles, quietSince = c, files, time.Now()
 			continue
 		}
@@ -275,7 +290,9 @@ func (r *run) oneEdit(ctx context.Context, i int, id int64) error {
 		return err
 	}
 	r.res.Edit.Quiet.addDur(time.Since(start)-time.Second, true)
-	r.res.Edit.addCosts(r.costs(ctx, before, logOff, start))
+	c := r.costs(ctx, before, logOff, start)
+	r.res.Edit.addCosts(c)
+	r.printf("  edit %d: edges %s, webhook %s, rendered %d, files %d\n", i, last(&r.res.Edit.Edges), last(&r.res.Edit.Webhook), c.rendered, c.files)
 	return nil
 }
 
@@ -337,7 +354,13 @@ func (r *run) oneNew(ctx context.Context, i int) error {
 	run(func() (time.Duration, bool) {
 		return waitFile(wctx, r.objectPath(fmt.Sprintf("list/%s/d1,take10,skip0.json", container)), start, r.cfg.Poll, countAtLeast(want))
 	}, &n.ListStore, store)
-	run(func() (time.Duration, bool) { return r.rcv.wait(wctx, id, start, r.cfg.Poll) }, &n.Webhook, other)
+	run(func() (time.Duration, bool) {
+		d, ok := r.rcv.wait(wctx, id, start, r.cfg.Poll)
+		if k := r.renderedSince(ctx, before); ok && k >= 0 {
+			n.RenderedByWebhook.add(float64(k))
+		}
+		return d, ok
+	}, &n.Webhook, other)
 	run(func() (time.Duration, bool) { return r.waitFanout(wctx, slug, want, start) }, &n.Fanout, other)
 	wg.Wait()
 	n.Served.addDur(served, allServed)
@@ -346,7 +369,10 @@ func (r *run) oneNew(ctx context.Context, i int) error {
 		return err
 	}
 	n.Quiet.addDur(time.Since(start)-time.Second, true)
-	n.addCosts(r.costs(ctx, before, logOff, start))
+	c := r.costs(ctx, before, logOff, start)
+	n.addCosts(c)
+	r.printf("  new %d: served %s, stored %s, webhook %s, fan-out %s, rendered %d, files %d\n", i, last(&n.Served), last(&n.Stored),
+		last(&n.Webhook), last(&n.Fanout), c.rendered, c.files)
 	return nil
 }
 
@@ -415,4 +441,15 @@ func (r *run) verify(ctx context.Context) {
 		status = "DIRTY or failed (" + err.Error() + ")"
 	}
 	r.res.Verify = fmt.Sprintf("%s in %v: %s", status, time.Since(start).Round(time.Millisecond), lastLines(strings.TrimSpace(out), 6))
+}
+
+// last formats the latest value of a series, for progress lines.
+func last(s *series) string {
+	if s.timeouts > 0 && (len(s.vals) == 0 || s.lastTimedOut) {
+		return "timeout"
+	}
+	if len(s.vals) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f ms", s.vals[len(s.vals)-1])
 }

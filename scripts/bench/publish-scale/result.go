@@ -34,6 +34,7 @@ type result struct {
 		ItemStore, ListStore            series
 		Served, Stored                  series // the slowest of the edge ones, of the store ones
 		Webhook, Fanout, Quiet          series
+		RenderedByWebhook               series // objects rendered when the webhook had arrived
 	}
 	Sustained sustainedResult
 	RSS       map[string]int64 // KiB, by process
@@ -89,6 +90,9 @@ func (r *result) print(w io.Writer) {
 	n := &r.New
 	fmt.Fprintf(w, "new item (one at a time):\n")
 	n.phaseCosts.print(w)
+	if len(n.RenderedByWebhook.vals) > 0 {
+		fmt.Fprintf(w, "  of them rendered once the webhook arrived %s\n", n.RenderedByWebhook.line(""))
+	}
 	fmt.Fprintf(w, "  publish -> item + list page 0 + its page-by-path served by every edge\n")
 	fmt.Fprintf(w, "                                            %s\n", n.Served.line("ms"))
 	fmt.Fprintf(w, "    item, every edge (a miss goes to the origin) %s\n", n.ItemEdges.line("ms"))

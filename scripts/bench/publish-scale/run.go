@@ -134,6 +134,7 @@ type run struct {
 	pathPrefix      string // the dynamic page's path, to which "/" + slug is added
 	published       atomic.Int64
 	ids             []int64 // the seeded items, for edits
+	hasBacklog      bool    // the schema has publish_backlog (the background lane of issue 11's publisher)
 }
 
 func (r *run) port(i int) int            { return r.cfg.BasePort + i }
@@ -147,7 +148,7 @@ func (r *run) do(ctx context.Context) (*result, error) {
 	if err := os.MkdirAll(r.dir, 0o755); err != nil {
 		return nil, err
 	}
-	r.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	r.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64, IdleConnTimeout: 20 * time.Second}}
 	defer r.stopAll()
 	r.printf("\n== %s, N = %d: %s, folder store; load %s\n", r.bin.Label, r.n, r.layout(), loadavg())
 
@@ -312,6 +313,9 @@ func (r *run) printTails() {
 // temporary origin, N-1 copies of the post in SQL, then a timed republish.
 func (r *run) seed(ctx context.Context) error {
 	if _, err := r.command(ctx, "migrate"); err != nil {
+		return err
+	}
+	if err := r.db.GetContext(ctx, &r.hasBacklog, `SELECT to_regclass('publish_backlog') IS NOT NULL`); err != nil {
 		return err
 	}
 	out, err := r.command(ctx, "instance", "create", "--guid", guid, "--locales", locale)

@@ -12,12 +12,14 @@ import (
 // series is a set of measurements of one kind; timeouts are counted apart
 // (a timed-out sample has no value, and percentiles are of the others).
 type series struct {
-	vals     []float64
-	timeouts int
+	vals         []float64
+	timeouts     int
+	lastTimedOut bool
 }
 
 func (s *series) add(v float64) { s.vals = append(s.vals, v) }
 func (s *series) addDur(d time.Duration, ok bool) {
+	s.lastTimedOut = !ok
 	if !ok {
 		s.timeouts++
 		return
