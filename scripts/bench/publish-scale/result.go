@@ -38,6 +38,7 @@ type result struct {
 	}
 	Sustained sustainedResult
 	RSS       map[string]int64 // KiB, by process
+	ServeRSS  int64            // KiB: edgecms serve after 5 edits and 5 new items
 	RSSOrder  []string
 	Verify    string
 }
@@ -115,7 +116,7 @@ func (r *result) print(w io.Writer) {
 		fmt.Fprintf(w, "  publish -> webhook received               %s\n", s.Webhook.line("ms"))
 		fmt.Fprintf(w, "  over time, windows of %v (publish -> edge):\n", s.WindowWidth)
 		for i := range s.Windows {
-			fmt.Fprintf(w, "    %3.0f-%3.0f s  %s\n", (time.Duration(i) * s.WindowWidth).Seconds(),
+			fmt.Fprintf(w, "    %5.1f-%5.1f s  %s\n", (time.Duration(i) * s.WindowWidth).Seconds(),
 				(time.Duration(i+1) * s.WindowWidth).Seconds(), s.Windows[i].line("ms"))
 		}
 		fmt.Fprintf(w, "  trend: %+.1f ms per minute (least squares over every publish); %s\n", s.Slope, s.trend())
@@ -135,6 +136,9 @@ func (r *result) print(w io.Writer) {
 		rss = append(rss, fmt.Sprintf("%s %.0f MiB", name, mib(r.RSS[name])))
 	}
 	fmt.Fprintf(w, "peak RSS (VmHWM): %s\n", strings.Join(rss, ", "))
+	if r.ServeRSS > 0 {
+		fmt.Fprintf(w, "peak RSS of edgecms serve on the same instance after 5 edits and 5 new items: %.0f MiB\n", mib(r.ServeRSS))
+	}
 	fmt.Fprintf(w, "verify: %s\n", r.Verify)
 }
 
@@ -173,7 +177,7 @@ func (s *sustainedResult) trend() string {
 func summary(w io.Writer, rs []*result) {
 	fmt.Fprintf(w, "\n== summary (ms; p99 \"timeout\" when more than 1 %% of the samples timed out)\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "binary\tN\tedit: rendered p50\tedit: edges p99\tedit: webhook p99\tnew: rendered p50\tnew: served p99\tnew: webhook p99\tnew: fan-out p50\tsustained: edge p99\tlag trend ms/min\tpublisher CPU ms/publish\trepublish obj/s\tpublisher RSS MiB\tverify")
+	fmt.Fprintln(tw, "binary\tN\tedit: rendered p50\tedit: edges p99\tedit: webhook p99\tnew: rendered p50\tnew: served p99\tnew: webhook p99\tnew: fan-out p50\tsustained: edge p99\tlag trend ms/min\tpublisher CPU ms/publish\trepublish obj/s\tpublisher RSS MiB\tserve RSS MiB\tverify")
 	for _, r := range rs {
 		pubRSS := r.RSS["publisher"]
 		if r.Mode == "serve" {
@@ -184,10 +188,14 @@ func summary(w io.Writer, rs []*result) {
 			sus, trend, cpu = ms(r.Sustained.Edge.p99OrTimeout()), fmt.Sprintf("%+.0f", r.Sustained.Slope), fmt.Sprintf("%.1f", 1000*r.Sustained.PublisherCPU)
 		}
 		verify, _, _ := strings.Cut(r.Verify, ":")
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%s\n", r.Label, r.N,
+		serveRSS := r.ServeRSS
+		if r.Mode == "serve" {
+			serveRSS = pubRSS
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.0f\t%s\n", r.Label, r.N,
 			r.Edit.Rendered.pct(0.5), ms(r.Edit.Edges.p99OrTimeout()), ms(r.Edit.Webhook.p99OrTimeout()),
 			r.New.Rendered.pct(0.5), ms(r.New.Served.p99OrTimeout()), ms(r.New.Webhook.p99OrTimeout()), ms(r.New.Fanout.pct(0.5)),
-			sus, trend, cpu, r.republishRate(), mib(pubRSS), verify)
+			sus, trend, cpu, r.republishRate(), mib(pubRSS), mib(serveRSS), verify)
 	}
 	tw.Flush()
 }

@@ -177,6 +177,12 @@ func (r *run) do(ctx context.Context) (*result, error) {
 		r.res.RSS[p.name] = vmHWM(p.pid())
 		r.res.RSSOrder = append(r.res.RSSOrder, p.name)
 	}
+	r.stopProcs()
+	if r.cfg.Mode == "split" {
+		if err := r.serveRSS(ctx); err != nil {
+			r.printf("serve RSS: %v\n", err)
+		}
+	}
 	r.stopAll()
 	r.verify(ctx)
 	r.res.print(r.cfg.Out)
@@ -292,11 +298,15 @@ func indexOf(s []string, v string) int {
 	return -1
 }
 
-func (r *run) stopAll() {
+func (r *run) stopProcs() {
 	for i := len(r.procs) - 1; i >= 0; i-- {
 		r.procs[i].stop()
 	}
 	r.procs = nil
+}
+
+func (r *run) stopAll() {
+	r.stopProcs()
 	if r.rcv != nil {
 		r.rcv.close()
 		r.rcv = nil
@@ -636,4 +646,43 @@ func (r *run) output(ctx context.Context, args ...string) (string, error) {
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = r.dir, r.env(true), &out, &out
 	err := cmd.Run()
 	return out.String(), err
+}
+
+// serveRSS runs edgecms serve on the instance for a few edits and new
+// items, each waited for until its webhook arrives, and records its peak
+// RSS: the one-process deployment's memory at this N, publisher included.
+func (r *run) serveRSS(ctx context.Context) error {
+	p, err := r.start(ctx, "serve", 11, true, nil, "serve", "--addr", r.addr(0))
+	if err != nil {
+		return err
+	}
+	defer r.stopProcs()
+	r.origin = "http://" + r.addr(0)
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.SettleTimeout)
+	defer cancel()
+	for i := range 5 {
+		id := r.ids[(i*7919)%len(r.ids)]
+		b, _ := json.Marshal(map[string]any{"fields": map[string]string{"title": fmt.Sprintf("serve edit %d", i)}})
+		if _, err := r.call(ctx, http.MethodPut, r.manageURL("/items/%d", id), string(b)); err != nil {
+			return err
+		}
+		nid, err := r.createItem(ctx, fmt.Sprintf("serve new %d", i), fmt.Sprintf("serve-new-%d-%d", i, time.Now().UnixNano()))
+		if err != nil {
+			return err
+		}
+		for _, x := range []int64{id, nid} {
+			start := time.Now()
+			if _, err := r.call(ctx, http.MethodPost, r.manageURL("/items/%d/publish", x), ""); err != nil {
+				return err
+			}
+			if _, ok := r.rcv.wait(ctx, x, start, 10*time.Millisecond); !ok {
+				return fmt.Errorf("no webhook for item %d from serve", x)
+			}
+		}
+	}
+	if _, err := r.settle(ctx); err != nil {
+		return err
+	}
+	r.res.ServeRSS = vmHWM(p.pid())
+	return nil
 }
