@@ -125,6 +125,7 @@ func countAtLeast(n int64) func([]byte) bool {
 type counters struct {
 	renders, changes int64
 	backlog          int64 // rows of publish_backlog, where the binary has one; else -1
+	pending          bool  // events past the publisher's cursor
 	ok               bool
 }
 
@@ -133,6 +134,11 @@ func (r *run) counters(ctx context.Context) counters {
 	err1 := r.db.GetContext(ctx, &c.renders, `SELECT last_value FROM publisher_renders`)
 	err2 := r.db.GetContext(ctx, &c.changes, `SELECT coalesce(max(seq), 0) FROM object_changes`)
 	c.ok = err1 == nil && err2 == nil
+	// A batch renders under a number taken at its start, and unchanged
+	// objects add no change: a long batch looks quiet by the two numbers
+	// alone, but not by its cursor.
+	r.db.GetContext(ctx, &c.pending, `SELECT EXISTS (SELECT 1 FROM events e, event_cursors c
+		WHERE c.consumer = 'publisher' AND (e.tx, e.id) > (c.tx, c.id))`)
 	if r.hasBacklog {
 		r.db.GetContext(ctx, &c.backlog, `SELECT count(*) FROM publish_backlog`)
 	} else {
@@ -170,7 +176,7 @@ func (r *run) settle(ctx context.Context) (time.Duration, error) {
 		} else {
 			files = r.storeMtime()
 		}
-		if c != last || !files.Equal(lastFiles) || c.backlog > 0 {
+		if c != last || !files.Equal(lastFiles) || c.backlog > 0 || c.pending {
 			last, lastFiles, quietSince = c, files, time.Now()
 			continue
 		}

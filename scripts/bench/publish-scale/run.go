@@ -230,6 +230,7 @@ func (r *run) dsn() string {
 }
 
 func (r *run) dropDatabase() {
+	r.stopAll()
 	if r.db != nil {
 		r.db.Close()
 	}
