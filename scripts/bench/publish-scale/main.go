@@ -74,6 +74,7 @@ func main() {
 	flag.IntVar(&cfg.BasePort, "base-port", 22100, "first of the ports the processes and the webhook receiver listen on (about 20 are used)")
 	flag.DurationVar(&cfg.Timeout, "timeout", 60*time.Second, "give up waiting for one measured publish after this long (counted as a timeout)")
 	flag.DurationVar(&cfg.SettleTimeout, "settle-timeout", 10*time.Minute, "wait at most this long for the publisher to go quiet between measured publishes")
+	flag.DurationVar(&cfg.RepublishTimeout, "republish-timeout", 30*time.Minute, "give up on a size (and go on with the next run) when the seed's full republish takes longer")
 	flag.DurationVar(&cfg.Poll, "poll", 5*time.Millisecond, "how often the driver polls edges, files and the receiver in the one-at-a-time phases")
 	flag.StringVar(&cfg.Dir, "dir", "", "working folder (stores, logs, cluster); default a new temporary one, removed at the end unless -keep")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the working folder and the scratch databases")

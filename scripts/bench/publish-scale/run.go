@@ -39,10 +39,13 @@ type config struct {
 	BasePort      int
 	Timeout       time.Duration
 	SettleTimeout time.Duration
-	Poll          time.Duration
-	Dir           string
-	Keep          bool
-	Out           io.Writer
+	// RepublishTimeout bounds the seed's full republish: a binary whose
+	// republish is not linear in N may take hours at 100,000.
+	RepublishTimeout time.Duration
+	Poll             time.Duration
+	Dir              string
+	Keep             bool
+	Out              io.Writer
 }
 
 // binary is an edgecms binary under test.
@@ -84,18 +87,27 @@ func Run(ctx context.Context, cfg config) ([]*result, error) {
 	}
 	fmt.Fprintf(cfg.Out, "cpus 2, load %s; database: %s\n", loadavg(), where)
 	var results []*result
+	var failed error
 	for _, n := range cfg.Sizes {
 		for _, b := range cfg.Bins {
 			r := &run{cfg: cfg, bin: b, n: n, server: server}
 			res, err := r.do(ctx)
 			if err != nil {
-				return results, fmt.Errorf("%s at N=%d: %w", b.Label, n, err)
+				// The other runs still tell something; the
+				// error is printed and returned at the end.
+				err = fmt.Errorf("%s at N=%d: %w", b.Label, n, err)
+				fmt.Fprintf(cfg.Out, "FAILED: %v\n", err)
+				failed = errors.Join(failed, err)
+				if ctx.Err() != nil {
+					return results, failed
+				}
+				continue
 			}
 			results = append(results, res)
 		}
 	}
 	summary(cfg.Out, results)
-	return results, nil
+	return results, failed
 }
 
 // pgPostmaster is the pid of the throwaway cluster's server (0: none), for
@@ -370,7 +382,15 @@ func (r *run) seed(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	<-p.done
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		p.stop()
+		return ctx.Err()
+	case <-time.After(r.cfg.RepublishTimeout):
+		p.stop()
+		return fmt.Errorf("republish not done after %v: %s", r.cfg.RepublishTimeout, lastLines(tail(p.log, 1), 1))
+	}
 	r.res.RepublishTime = time.Since(start)
 	r.res.RepublishRSS = p.maxRSS
 	if !p.cmd.ProcessState.Success() {
