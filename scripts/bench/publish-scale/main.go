@@ -75,6 +75,7 @@ func main() {
 	flag.DurationVar(&cfg.Timeout, "timeout", 60*time.Second, "give up waiting for one measured publish after this long (counted as a timeout)")
 	flag.DurationVar(&cfg.SettleTimeout, "settle-timeout", 10*time.Minute, "wait at most this long for the publisher to go quiet between measured publishes")
 	flag.DurationVar(&cfg.RepublishTimeout, "republish-timeout", 30*time.Minute, "give up on a size (and go on with the next run) when the seed's full republish takes longer")
+	flag.DurationVar(&cfg.Quiet, "quiet", time.Second, "the publisher counts as quiet after this long without work (between the one-at-a-time publishes)")
 	flag.DurationVar(&cfg.Poll, "poll", 5*time.Millisecond, "how often the driver polls edges, files and the receiver in the one-at-a-time phases")
 	flag.StringVar(&cfg.Dir, "dir", "", "working folder (stores, logs, cluster); default a new temporary one, removed at the end unless -keep")
 	flag.BoolVar(&cfg.Keep, "keep", false, "keep the working folder and the scratch databases")

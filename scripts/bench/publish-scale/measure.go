@@ -156,9 +156,9 @@ func (r *run) renderedSince(ctx context.Context, before counters) int64 {
 	return n
 }
 
-// settle waits until the publisher is quiet: no render number taken and no
-// object change recorded for a second (or, without those tables, no file
-// of the store written for a second). It returns how long it waited.
+// settle waits until the publisher is quiet for cfg.Quiet: no event past
+// its cursor, no render number taken, no object change recorded (or,
+// without those tables, no feed written). It returns how long it waited.
 func (r *run) settle(ctx context.Context) (time.Duration, error) {
 	start := time.Now()
 	deadline := start.Add(r.cfg.SettleTimeout)
@@ -180,8 +180,8 @@ func (r *run) settle(ctx context.Context) (time.Duration, error) {
 			last, lastFiles, quietSince = c, files, time.Now()
 			continue
 		}
-		if time.Since(quietSince) >= time.Second {
-			return time.Since(start) - time.Second, nil
+		if time.Since(quietSince) >= r.cfg.Quiet {
+			return time.Since(start) - r.cfg.Quiet, nil
 		}
 	}
 	return 0, fmt.Errorf("the publisher did not go quiet within %v", r.cfg.SettleTimeout)
@@ -295,7 +295,7 @@ func (r *run) oneEdit(ctx context.Context, i int, id int64) error {
 	if _, err := r.settle(ctx); err != nil {
 		return err
 	}
-	r.res.Edit.Quiet.addDur(time.Since(start)-time.Second, true)
+	r.res.Edit.Quiet.addDur(time.Since(start)-r.cfg.Quiet, true)
 	c := r.costs(ctx, before, logOff, start)
 	r.res.Edit.addCosts(c)
 	r.printf("  edit %d: edges %s, webhook %s, rendered %d, files %d\n", i, last(&r.res.Edit.Edges), last(&r.res.Edit.Webhook), c.rendered, c.files)
@@ -374,7 +374,7 @@ func (r *run) oneNew(ctx context.Context, i int) error {
 	if _, err := r.settle(ctx); err != nil {
 		return err
 	}
-	n.Quiet.addDur(time.Since(start)-time.Second, true)
+	n.Quiet.addDur(time.Since(start)-r.cfg.Quiet, true)
 	c := r.costs(ctx, before, logOff, start)
 	n.addCosts(c)
 	r.printf("  new %d: served %s, stored %s, webhook %s, fan-out %s, rendered %d, files %d\n", i, last(&n.Served), last(&n.Stored),

@@ -39,6 +39,7 @@ type config struct {
 	BasePort      int
 	Timeout       time.Duration
 	SettleTimeout time.Duration
+	Quiet         time.Duration // how long the publisher must be idle to count as quiet
 	// RepublishTimeout bounds the seed's full republish: a binary whose
 	// republish is not linear in N may take hours at 100,000.
 	RepublishTimeout time.Duration

@@ -38,7 +38,7 @@ func TestSmoke(t *testing.T) {
 		Sizes: []int{40}, Edits: 2, News: 2,
 		Sustain: 3 * time.Second, Rate: 4, NewShare: 0.5,
 		Edges: 2, Mode: "split", DatabaseURL: server, BasePort: 22200,
-		Timeout: 30 * time.Second, SettleTimeout: time.Minute, RepublishTimeout: time.Minute, Poll: 5 * time.Millisecond,
+		Timeout: 30 * time.Second, SettleTimeout: time.Minute, RepublishTimeout: time.Minute, Quiet: 300 * time.Millisecond, Poll: 5 * time.Millisecond,
 		Dir: filepath.Join(dir, "work"), Out: io.MultiWriter(&out, testWriter{t}),
 	}
 	rs, err := Run(ctx, cfg)

@@ -143,7 +143,7 @@ func (r *run) sustain(ctx context.Context) error {
 	wg.Wait()
 	drained := time.Duration(-1)
 	if _, err := r.settle(ctx); err == nil {
-		drained = time.Since(loadEnd) - time.Second
+		drained = time.Since(loadEnd) - r.cfg.Quiet
 	} else if ctx.Err() != nil {
 		return err
 	}
