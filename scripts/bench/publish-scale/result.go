@@ -119,7 +119,10 @@ func (r *result) print(w io.Writer) {
 			fmt.Fprintf(w, "    %5.1f-%5.1f s  %s\n", (time.Duration(i) * s.WindowWidth).Seconds(),
 				(time.Duration(i+1) * s.WindowWidth).Seconds(), s.Windows[i].line("ms"))
 		}
-		fmt.Fprintf(w, "  trend: %+.1f ms per minute (least squares over every publish); %s\n", s.Slope, s.trend())
+		fmt.Fprintf(w, "  trend: %+.1f ms per minute (least squares over the publishes that reached the edges); %s\n", s.Slope, s.trend())
+		if s.Edge.timeouts*10 > len(s.Edge.vals)+s.Edge.timeouts {
+			fmt.Fprintf(w, "  (more than 10 %% of the publishes timed out: the slope, of the others only, does not show the lag)\n")
+		}
 		if s.Drain < 0 {
 			fmt.Fprintf(w, "  after the last publish the publisher was NOT quiet within the settle timeout\n")
 		} else {
