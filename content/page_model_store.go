@@ -188,3 +188,8 @@ func channelByName(ctx context.Context, q sqlx.QueryerContext, inst Instance, na
 	err := sqlx.GetContext(ctx, q, &c, selectChannelSQL, inst.ID, name)
 	return c, notFound(err, "channel %q not found", name)
 }
+
+// PageModel returns the page model named name (case-insensitively).
+func (s *Store) PageModel(ctx context.Context, inst Instance, name string) (PageModel, error) {
+	return pageModelByName(ctx, s.db, inst, name)
+}

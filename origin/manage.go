@@ -15,7 +15,7 @@ import (
 // Routes with fixed first segments come before the /:locale/... routes;
 // content refuses locale codes that equal those segments.
 func (s *Server) manageRoutes(r fiber.Router) {
-	r.Use(s.authenticate, refuseNULQuery)
+	r.Use(noStore, s.authenticate, refuseNULQuery)
 	edit, publish, manage, full := need(content.RoleEdit), need(content.RolePublish), need(content.RoleManage), need(content.RoleFull)
 
 	r.Get("/locales", edit, listAll(s.store.Locales))
@@ -44,6 +44,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	r.Get("/page-models", edit, listAll(s.store.PageModels))
 	r.Post("/page-models", manage, s.createPageModel)
+	r.Get("/page-models/:name", edit, getBy(textParam("name"), s.store.PageModel))
 	r.Delete("/page-models/:name", manage, deleteBy(textParam("name"), s.store.DeletePageModel))
 
 	r.Get("/channels", edit, listAll(s.store.Channels))
@@ -60,7 +61,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	r.Get("/pages/:id/copies", edit, getBy(idParam("id"), s.store.PageCopies))
 
 	l := r.Group("/:locale")
-	l.Get("/items", edit, s.resolveLocale, s.listItems)
+	l.Get("/items", edit, knownQuery("container", "q", "state", "sort", "direction", "take", "skip"), s.resolveLocale, s.listItems)
 	l.Post("/items", edit, s.resolveLocale, s.createItem)
 	l.Get("/items/:id", edit, s.resolveLocale, getInLocale(s.store.Item))
 	l.Put("/items/:id", edit, s.resolveLocale, s.saveItem)
@@ -68,7 +69,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	l.Put("/items/:id/schedule", publish, s.resolveLocale, updateInLocale(s.store.ScheduleItem))
 	l.Post("/items/:id/:action", s.resolveLocale, actionInLocale(s.store.ItemAction))
 
-	l.Get("/pages", edit, s.resolveLocale, s.listPages)
+	l.Get("/pages", edit, knownQuery("channel", "take", "skip"), s.resolveLocale, s.listPages)
 	l.Post("/pages", edit, s.resolveLocale, s.createPage)
 	l.Get("/pages/:id", edit, s.resolveLocale, getInLocale(s.store.Page))
 	l.Put("/pages/:id", edit, s.resolveLocale, updateInLocale(s.store.SavePage))
@@ -79,6 +80,9 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	l.Delete("/pages/:id/zones/:zone/:contentID", edit, s.resolveLocale, s.removeComponent)
 	l.Post("/pages/:id/preview-link", edit, s.resolveLocale, s.previewLink)
 	l.Post("/pages/:id/:action", s.resolveLocale, actionInLocale(s.store.PageAction))
+
+	// Last: a path under the instance that no route above takes.
+	r.All("/*", s.noRoute)
 }
 
 const localLocale = "locale"

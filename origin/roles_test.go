@@ -67,6 +67,7 @@ func matrix(w world) []routeCase {
 
 		{"/page-models", request{"GET", "/page-models", nil}, edit, 200},
 		{"/page-models", request{"POST", "/page-models", m{"name": "Landing", "zones": []string{"Top"}}}, manage, 201},
+		{"/page-models/:name", request{"GET", "/page-models/Main", nil}, edit, 200},
 		{"/page-models/:name", request{"DELETE", "/page-models/Spare", nil}, manage, 204},
 
 		{"/channels", request{"GET", "/channels", nil}, edit, 200},
@@ -143,7 +144,8 @@ func matrix(w world) []routeCase {
 func managementRoutes(h *harness) []string {
 	seen := map[string]bool{}
 	for _, r := range h.srv.App().GetRoutes(true) {
-		if r.Method == "HEAD" || r.Method == "USE" || !strings.HasPrefix(r.Path, instancePrefix+"/") {
+		// The catch-all that answers 404 or 405 for the rest is no route.
+		if r.Method == "HEAD" || r.Method == "USE" || !strings.HasPrefix(r.Path, instancePrefix+"/") || strings.HasSuffix(r.Path, "/*") {
 			continue
 		}
 		seen[r.Method+" "+strings.TrimPrefix(r.Path, instancePrefix)] = true
@@ -263,5 +265,38 @@ func TestAuthentication(t *testing.T) {
 	// The scheme is case-insensitive.
 	if r := h.raw("GET", h.base()+"/locales", "bearer "+full, nil); r.status != 200 {
 		t.Errorf("GET /locales with scheme \"bearer\" = %s, want 200", r)
+	}
+}
+
+// TestNoRoute checks the answers under /api/ for paths no route takes: 404
+// whatever the method, 405 with Allow for a known path and another method,
+// both problem documents that no cache keeps.
+func TestNoRoute(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	auth := "Bearer " + h.tokens[content.RoleFull]
+	for _, c := range []struct {
+		method, path string
+		want         int
+		allow        string
+	}{
+		{"GET", h.base() + "/nothing-here", 404, ""},
+		{"POST", h.base() + "/nothing-here", 404, ""},
+		{"GET", h.base() + "/models/Article/fields/x", 404, ""},
+		{"GET", "/api/v2/anything", 404, ""},
+		{"DELETE", "/api/nothing", 404, ""},
+		{"PATCH", h.base() + "/locales", 405, "GET, HEAD, POST"},
+		{"POST", h.base() + "/models/Article", 405, "DELETE, GET, HEAD"},
+		{"PUT", "/api/v1/auth/login", 405, "POST"},
+	} {
+		r := h.raw(c.method, c.path, auth, nil)
+		what := c.method + " " + c.path
+		checkProblem(t, what, r, c.want, "")
+		if got := r.header.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("%s: Cache-Control = %q, want no-store", what, got)
+		}
+		if got := r.header.Get("Allow"); got != c.allow {
+			t.Errorf("%s: Allow = %q, want %q", what, got, c.allow)
+		}
 	}
 }
