@@ -235,6 +235,14 @@ func saveItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, co
 			cur = &copies[i]
 		}
 	}
+	if cur != nil {
+		err = checkIfMatch(ctx, cur.VersionID, true)
+	} else {
+		err = checkIfMatch(ctx, 0, false)
+	}
+	if err != nil {
+		return Status{}, err
+	}
 	v, err := nextVersion(ctx, tx)
 	if err != nil {
 		return Status{}, err
@@ -339,6 +347,9 @@ func (s *Store) ItemAction(ctx context.Context, inst Instance, locale string, co
 		}
 		c, err := loadCopy(ctx, tx, contentID, locale)
 		if err != nil {
+			return err
+		}
+		if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
 			return err
 		}
 		st, err = applyItemAction(ctx, tx, inst, h, c, a, s.now())

@@ -436,6 +436,13 @@ func (s *Store) SavePage(ctx context.Context, inst Instance, locale string, page
 			}
 		}
 		c, err := loadPageCopy(ctx, tx, pageID, locale)
+		if err == nil {
+			err = checkIfMatch(ctx, c.VersionID, true)
+		} else if problem.Is(err, problem.NotFound) {
+			if err := checkIfMatch(ctx, 0, false); err != nil {
+				return err
+			}
+		}
 		if problem.Is(err, problem.NotFound) {
 			var doc PageDoc
 			doc.Visible = Visible{Menu: true, Sitemap: true}
@@ -588,6 +595,9 @@ func pageAction(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, 
 	if err != nil {
 		return Status{}, err
 	}
+	if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
+		return Status{}, err
+	}
 	next, err := Transition(c.State, c.PublishedVersionID != nil, a)
 	if err != nil {
 		return Status{}, err
@@ -695,6 +705,9 @@ func lockZone(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, pa
 	}
 	c, err := loadPageCopy(ctx, tx, pageID, locale)
 	if err != nil {
+		return pageCopy{}, "", 0, err
+	}
+	if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
 		return pageCopy{}, "", 0, err
 	}
 	next, err := Transition(c.State, c.PublishedVersionID != nil, ActionSave)

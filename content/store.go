@@ -76,13 +76,19 @@ func transactOnce(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) 
 const eventWriterLock = 7301968
 
 // transact runs fn in a transaction that may write events.
+// It records the change's actor and audit note from ctx (change.go).
 func (s *Store) transact(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	return Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, eventWriterLock); err != nil {
+			return err
+		}
+		if err := beginChange(ctx, tx); err != nil {
 			return err
 		}
 		return fn(tx)
 	})
+	endChange(ctx, err)
+	return err
 }
 
 // Postgres error codes the store classifies.

@@ -50,6 +50,8 @@ type badCase struct {
 	req   request
 	want  int
 	field string
+	// ifMatch, when set, is sent as the If-Match header.
+	ifMatch string
 }
 
 func badCases(w world) []badCase {
@@ -177,6 +179,13 @@ func badCases(w world) []badCase {
 		badCase{name: "zone is a number", req: req("POST", "/page-models", m{"name": "X", "zones": []any{5}}), want: 400, field: "zones"},
 		badCase{name: "duplicate zone", req: req("POST", "/page-models", m{"name": "X", "zones": []string{"A", "a"}}), want: 400, field: "zones[1]"},
 		badCase{name: "duplicate", req: req("POST", "/page-models", m{"name": "main", "zones": []string{"A"}}), want: 409},
+	)
+	add("GET /audit",
+		badCase{name: "fromDate not a date", req: req("GET", "/audit?fromDate=yesterday", nil), want: 400, field: "fromDate"},
+		badCase{name: "toDate not a date", req: req("GET", "/audit?toDate=2026-13-01", nil), want: 400, field: "toDate"},
+		badCase{name: "toDate before fromDate", req: req("GET", "/audit?fromDate=2026-02-01T00:00:00Z&toDate=2026-01-01T00:00:00Z", nil), want: 400, field: "toDate"},
+		badCase{name: "take 501", req: req("GET", "/audit?take=501", nil), want: 400, field: "take"},
+		badCase{name: "unknown parameter", req: req("GET", "/audit?user=1", nil), want: 400, field: "user"},
 	)
 	add("GET /page-models/:name",
 		badCase{name: "unknown", req: req("GET", "/page-models/Nope", nil), want: 404},
@@ -499,6 +508,37 @@ func badCases(w world) []badCase {
 		badCase{name: "no copy in locale", req: req("GET", fmt.Sprintf("/fr-ca/items/%d", w.article), nil), want: 404},
 		badCase{name: "unknown locale", req: req("GET", fmt.Sprintf("/xx-xx/items/%d", w.article), nil), want: 404},
 	)
+	add("GET /:locale/items/:id/versions",
+		badCase{name: "non-integer id", req: req("GET", "/en-us/items/abc/versions", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("GET", "/en-us/items/999999/versions", nil), want: 404},
+		badCase{name: "no copy in locale", req: req("GET", fmt.Sprintf("/fr-ca/items/%d/versions", w.article), nil), want: 404},
+		badCase{name: "take 0", req: req("GET", item+"/versions?take=0", nil), want: 400, field: "take"},
+		badCase{name: "unknown parameter", req: req("GET", item+"/versions?page=2", nil), want: 400, field: "page"},
+	)
+	add("GET /:locale/items/:id/versions/:version",
+		badCase{name: "non-integer version", req: req("GET", item+"/versions/latest", nil), want: 400, field: "version"},
+		badCase{name: "unknown version", req: req("GET", item+"/versions/999999", nil), want: 404},
+		badCase{name: "another item's version", req: req("GET", fmt.Sprintf("/en-us/items/%d/versions/%d", w.extra, w.articleVersion), nil), want: 404},
+	)
+	add("POST /:locale/items/:id/versions/:version/restore",
+		badCase{name: "another item's version", req: req("POST", fmt.Sprintf("/en-us/items/%d/versions/%d/restore", w.extra, w.articleVersion), nil), want: 404},
+		badCase{name: "unknown version", req: req("POST", item+"/versions/999999/restore", nil), want: 404},
+		badCase{name: "non-integer version", req: req("POST", item+"/versions/x/restore", nil), want: 400, field: "version"},
+		badCase{name: "deleted copy", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", deleted, w.articleVersion), nil), want: 404},
+		badCase{name: "If-Match malformed", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", item, w.articleVersion), nil), want: 400, field: "If-Match", ifMatch: "v1"},
+		badCase{name: "If-Match stale", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", item, w.articleVersion), nil), want: 412, ifMatch: `"999999"`},
+	)
+	add("POST /:locale/items/:id/discard",
+		badCase{name: "never published", req: req("POST", item+"/discard", nil), want: 409},
+		badCase{name: "deleted", req: req("POST", deleted+"/discard", nil), want: 409},
+		badCase{name: "unknown", req: req("POST", "/en-us/items/999999/discard", nil), want: 404},
+		badCase{name: "If-Match malformed", req: req("POST", item+"/discard", nil), want: 400, field: "If-Match", ifMatch: "*,"},
+	)
+	add("PUT /:locale/items/:id",
+		badCase{name: "If-Match malformed", req: req("PUT", item, m{"fields": m{"title": "x"}}), want: 400, field: "If-Match", ifMatch: `"12`},
+		badCase{name: "If-Match stale", req: req("PUT", item, m{"fields": m{"title": "x"}}), want: 412, ifMatch: `"999999"`},
+		badCase{name: "If-Match weak", req: req("PUT", item, m{"fields": m{"title": "x"}}), want: 412, ifMatch: fmt.Sprintf(`W/"%d"`, w.articleVersion)},
+	)
 	add("PUT /:locale/items/:id",
 		badCase{name: "malformed JSON", req: req("PUT", item, malformed), want: 400},
 		badCase{name: "no fields", req: req("PUT", item, m{}), want: 400, field: "fields"},
@@ -568,6 +608,26 @@ func badCases(w world) []badCase {
 		badCase{name: "non-integer id", req: req("GET", "/en-us/pages/home", nil), want: 400, field: "id"},
 		badCase{name: "unknown", req: req("GET", "/en-us/pages/999999", nil), want: 404},
 		badCase{name: "no copy in locale", req: req("GET", fmt.Sprintf("/fr-ca/pages/%d", w.parent), nil), want: 404},
+	)
+	add("GET /:locale/pages/:id/versions",
+		badCase{name: "unknown", req: req("GET", "/en-us/pages/999999/versions", nil), want: 404},
+		badCase{name: "skip negative", req: req("GET", page+"/versions?skip=-1", nil), want: 400, field: "skip"},
+	)
+	add("GET /:locale/pages/:id/versions/:version",
+		badCase{name: "another page's version", req: req("GET", fmt.Sprintf("%s/versions/%d", child, w.parentVersion), nil), want: 404},
+		badCase{name: "an item's version", req: req("GET", fmt.Sprintf("%s/versions/%d", page, w.articleVersion), nil), want: 404},
+	)
+	add("POST /:locale/pages/:id/versions/:version/restore",
+		badCase{name: "another page's version", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", child, w.parentVersion), nil), want: 404},
+		badCase{name: "If-Match stale", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", page, w.parentVersion), nil), want: 412, ifMatch: `"999999"`},
+	)
+	add("POST /:locale/pages/:id/discard",
+		badCase{name: "never published", req: req("POST", page+"/discard", nil), want: 409},
+		badCase{name: "unknown", req: req("POST", "/en-us/pages/999999/discard", nil), want: 404},
+	)
+	add("PUT /:locale/pages/:id",
+		badCase{name: "If-Match stale", req: req("PUT", page, m{"title": "x"}), want: 412, ifMatch: `"999999"`},
+		badCase{name: "If-Match malformed", req: req("PUT", page, m{"title": "x"}), want: 400, field: "If-Match", ifMatch: "1"},
 	)
 	add("PUT /:locale/pages/:id",
 		badCase{name: "malformed JSON", req: req("PUT", page, malformed), want: 400},
@@ -658,7 +718,12 @@ func TestBadInput(t *testing.T) {
 	for _, c := range cases {
 		covered[c.route] = true
 		before := h.fingerprint()
-		r := h.as(content.RoleFull, c.req)
+		var r response
+		if c.ifMatch != "" {
+			r = h.ifMatch(c.ifMatch, c.req)
+		} else {
+			r = h.as(content.RoleFull, c.req)
+		}
 		what := fmt.Sprintf("%s: %s (%s)", c.route, c.name, c.req)
 		if r.status >= 500 {
 			t.Errorf("%s = %s: a server error", what, r)

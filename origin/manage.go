@@ -15,7 +15,7 @@ import (
 // Routes with fixed first segments come before the /:locale/... routes;
 // content refuses locale codes that equal those segments.
 func (s *Server) manageRoutes(r fiber.Router) {
-	r.Use(noStore, s.authenticate, refuseNULQuery)
+	r.Use(noStore, s.authenticate, refuseNULQuery, s.changeContext)
 	edit, publish, manage, full := need(content.RoleEdit), need(content.RolePublish), need(content.RoleManage), need(content.RoleFull)
 
 	r.Get("/locales", edit, listAll(s.store.Locales))
@@ -47,6 +47,8 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	r.Get("/page-models/:name", edit, getBy(textParam("name"), s.store.PageModel))
 	r.Delete("/page-models/:name", manage, deleteBy(textParam("name"), s.store.DeletePageModel))
 
+	r.Get("/audit", manage, knownQuery("fromDate", "toDate", "actor", "take", "skip"), s.listAudit)
+
 	r.Get("/channels", edit, listAll(s.store.Channels))
 	r.Post("/channels", manage, s.createChannel)
 	r.Patch("/channels/:name", manage, s.updateChannel)
@@ -63,16 +65,17 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	l := r.Group("/:locale")
 	l.Get("/items", edit, knownQuery("container", "q", "state", "sort", "direction", "take", "skip"), s.resolveLocale, s.listItems)
 	l.Post("/items", edit, s.resolveLocale, s.createItem)
-	l.Get("/items/:id", edit, s.resolveLocale, getInLocale(s.store.Item))
+	l.Get("/items/:id", edit, s.resolveLocale, getItemWithETag(s))
 	l.Put("/items/:id", edit, s.resolveLocale, s.saveItem)
 	l.Delete("/items/:id", publish, s.resolveLocale, deleteInLocale(s.store.DeleteItem))
 	l.Put("/items/:id/schedule", publish, s.resolveLocale, updateInLocale(s.store.ScheduleItem))
+	s.versionRoutes(l, edit)
 	l.Post("/items/:id/:action", s.resolveLocale, actionInLocale(s.store.ItemAction))
 
 	l.Get("/pages", edit, knownQuery("channel", "take", "skip"), s.resolveLocale, s.listPages)
 	l.Post("/pages", edit, s.resolveLocale, s.createPage)
-	l.Get("/pages/:id", edit, s.resolveLocale, getInLocale(s.store.Page))
-	l.Put("/pages/:id", edit, s.resolveLocale, updateInLocale(s.store.SavePage))
+	l.Get("/pages/:id", edit, s.resolveLocale, getPageWithETag(s))
+	l.Put("/pages/:id", edit, s.resolveLocale, s.savePage)
 	l.Delete("/pages/:id", publish, s.resolveLocale, deleteInLocale(s.store.DeletePage))
 	l.Put("/pages/:id/schedule", publish, s.resolveLocale, updateInLocale(s.store.SchedulePage))
 	l.Post("/pages/:id/zones/:zone", edit, s.resolveLocale, s.addComponent)

@@ -73,6 +73,7 @@ func (s *Server) saveItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	setETag(c, st.VersionID)
 	return c.JSON(st)
 }
 

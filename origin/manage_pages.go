@@ -89,3 +89,20 @@ func (s *Server) reorderZone(c *fiber.Ctx) error {
 	}
 	return noContent(c)
 }
+
+func (s *Server) savePage(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	var in content.PageInput
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	p, err := s.store.SavePage(c.UserContext(), instance(c), locale(c), n, in)
+	if err != nil {
+		return err
+	}
+	setETag(c, p.VersionID)
+	return c.JSON(p)
+}

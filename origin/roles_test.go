@@ -70,6 +70,7 @@ func matrix(w world) []routeCase {
 		{"/page-models/:name", request{"GET", "/page-models/Main", nil}, edit, 200},
 		{"/page-models/:name", request{"DELETE", "/page-models/Spare", nil}, manage, 204},
 
+		{"/audit", request{"GET", "/audit?take=5", nil}, manage, 200},
 		{"/channels", request{"GET", "/channels", nil}, edit, 200},
 		{"/channels", request{"POST", "/channels", m{"name": "footer"}}, manage, 201},
 		{"/channels/:name", request{"PATCH", "/channels/footer", m{"previewUrl": "https://site.example{path}?agilitypreviewkey={previewLink}"}}, manage, 200},
@@ -118,6 +119,10 @@ func matrix(w world) []routeCase {
 		{"/:locale/items/:id/:action", request{"POST", item + "/approve", nil}, publish, 200},
 		{"/:locale/items/:id/:action", request{"POST", item + "/decline", nil}, publish, 409}, // approved, not awaiting approval
 		{"/:locale/items/:id/:action", request{"POST", item + "/publish", nil}, publish, 200},
+		{"/:locale/items/:id/versions", request{"GET", item + "/versions?take=2", nil}, edit, 200},
+		{"/:locale/items/:id/versions/:version", request{"GET", fmt.Sprintf("%s/versions/%d", item, w.articleVersion), nil}, edit, 200},
+		{"/:locale/items/:id/discard", request{"POST", fmt.Sprintf("/en-us/items/%d/discard", w.extra), nil}, edit, 409}, // never published
+		{"/:locale/items/:id/versions/:version/restore", request{"POST", fmt.Sprintf("%s/versions/%d/restore", item, w.articleVersion), nil}, edit, 200},
 		{"/:locale/items/:id/:action", request{"POST", item + "/unpublish", nil}, publish, 200},
 		{"/:locale/items/:id", request{"DELETE", fmt.Sprintf("/en-us/items/%d", w.extra), nil}, publish, 204},
 
@@ -130,6 +135,10 @@ func matrix(w world) []routeCase {
 		{"/:locale/pages/:id/zones/:zone/order", request{"PUT", page + "/zones/Sidebar/order", m{"contentIDs": []int64{}}}, edit, 204},
 		{"/:locale/pages/:id/zones/:zone/:contentID", request{"DELETE", fmt.Sprintf("%s/zones/MainContentZone/%d", page, w.component), nil}, edit, 204},
 		{"/:locale/pages/:id/preview-link", request{"POST", page + "/preview-link", nil}, edit, 200},
+		{"/:locale/pages/:id/versions", request{"GET", page + "/versions", nil}, edit, 200},
+		{"/:locale/pages/:id/versions/:version", request{"GET", fmt.Sprintf("%s/versions/%d", page, w.parentVersion), nil}, edit, 200},
+		{"/:locale/pages/:id/versions/:version/restore", request{"POST", fmt.Sprintf("%s/versions/%d/restore", page, w.parentVersion), nil}, edit, 200},
+		{"/:locale/pages/:id/discard", request{"POST", page + "/discard", nil}, edit, 409}, // never published
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/request-approval", nil}, edit, 200},
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/approve", nil}, publish, 200},
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/decline", nil}, publish, 409},
