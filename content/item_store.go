@@ -76,7 +76,7 @@ const (
 			coalesce(c.reference_name, ` + componentReferenceName + `) AS reference_name
 		FROM items i JOIN models m ON m.id = i.model_id LEFT JOIN containers c ON c.id = i.container_id
 		WHERE i.instance_id = $1 AND i.content_id = $2 FOR UPDATE OF i`
-	selectModelByIDSQL = `SELECT id, name, kind, fields, created_at FROM models WHERE id = $1`
+	selectModelByIDSQL = `SELECT id, name, kind, fields, created_at, revision FROM models WHERE id = $1`
 	selectCopySQL      = `SELECT locale, state, version_id, fields, modified, published_version_id, published_fields,
 			published_modified, publish_at, unpublish_at
 		FROM item_copies WHERE content_id = $1 AND locale = $2`

@@ -47,6 +47,10 @@ type Field struct {
 	// from, for item and list fields.
 	Container string `json:"container,omitempty"`
 	Required  bool   `json:"required,omitempty"`
+	// RenameFrom, in a model update only, names the field this one was
+	// called before; its values are kept under the new name. It is not
+	// stored.
+	RenameFrom string `json:"renameFrom,omitempty"`
 }
 
 // Model is a content model (for items in containers) or a component model
@@ -57,6 +61,8 @@ type Model struct {
 	Kind      string    `db:"kind" json:"kind"`
 	Fields    Fields    `db:"fields" json:"fields"`
 	CreatedAt time.Time `db:"created_at" json:"createdAt"`
+	// Revision counts the model's changes; it is the model's ETag.
+	Revision int64 `db:"revision" json:"revision"`
 }
 
 // Fields is a model's field list, stored as JSON.
@@ -94,9 +100,9 @@ var (
 
 const (
 	insertModelSQL = `INSERT INTO models (instance_id, name, kind, fields) VALUES ($1, $2, $3, $4)
-		RETURNING id, name, kind, fields, created_at`
-	selectModelsSQL = `SELECT id, name, kind, fields, created_at FROM models WHERE instance_id = $1 ORDER BY id`
-	selectModelSQL  = `SELECT id, name, kind, fields, created_at FROM models WHERE instance_id = $1 AND lower(name) = lower($2)`
+		RETURNING id, name, kind, fields, created_at, revision`
+	selectModelsSQL = `SELECT id, name, kind, fields, created_at, revision FROM models WHERE instance_id = $1 ORDER BY id`
+	selectModelSQL  = `SELECT id, name, kind, fields, created_at, revision FROM models WHERE instance_id = $1 AND lower(name) = lower($2)`
 	modelUsedSQL    = `SELECT EXISTS (SELECT 1 FROM containers WHERE model_id = $1) OR EXISTS (SELECT 1 FROM items WHERE model_id = $1)`
 	deleteModelSQL  = `DELETE FROM models WHERE id = $1`
 	// Other models link to a container by name inside their field lists.
@@ -144,6 +150,7 @@ func validateModel(ctx context.Context, tx *sqlx.Tx, inst Instance, m *Model) er
 	seen := map[string]bool{}
 	for i := range m.Fields {
 		f := &m.Fields[i]
+		f.RenameFrom = ""
 		at := fmt.Sprintf("fields[%d]", i)
 		if !fieldNamePattern.MatchString(f.Name) {
 			add(at+".name", "must be 1 to 64 letters or digits, starting with a letter")
@@ -160,13 +167,19 @@ func validateModel(ctx context.Context, tx *sqlx.Tx, inst Instance, m *Model) er
 				add(at+".container", "item and list fields need the referenceName of a container")
 				continue
 			}
+			// The container may not exist yet (a model that links to
+			// its own container, or two that link to each other): saving
+			// a link to it answers 400 until it does.
 			c, err := containerByName(ctx, tx, inst, f.Container)
 			if problem.Is(err, problem.NotFound) {
-				return problem.NotFoundf("fields[%d].container: container %q not found", i, f.Container)
+				if !namePattern.MatchString(f.Container) {
+					add(at+".container", "must be a container's referenceName: 1 to 64 letters, digits or underscores, starting with a letter")
+				}
 			} else if err != nil {
 				return err
+			} else {
+				f.Container = c.ReferenceName
 			}
-			f.Container = c.ReferenceName
 		} else if f.Container != "" {
 			add(at+".container", "only item and list fields link to a container")
 		}

@@ -138,7 +138,9 @@ func badCases(w world) []badCase {
 		badCase{name: "unknown field type", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "txt")}}), want: 400, field: "fields[0].type"},
 		badCase{name: "duplicate field", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "text"), field("A", "html")}}), want: 400, field: "fields[1].name"},
 		badCase{name: "item field without container", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "item")}}), want: 400, field: "fields[0].container"},
-		badCase{name: "unknown container", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "list", "container": "nope"}}}), want: 404},
+		// A container that does not exist yet is fine (self and mutual
+		// links); a name no container could have is not.
+		badCase{name: "container name invalid", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "list", "container": "no pe"}}}), want: 400, field: "fields[0].container"},
 		badCase{name: "shared is a string", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "text", "shared": "yes"}}}), want: 400, field: "fields.shared"},
 		badCase{name: "unknown member of a field", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "text", "label": "A"}}}), want: 400, field: "label"},
 		badCase{name: "duplicate", req: req("POST", "/models", m{"name": "article", "kind": "content", "fields": []m{field("a", "text")}}), want: 409},
@@ -179,6 +181,41 @@ func badCases(w world) []badCase {
 		badCase{name: "zone is a number", req: req("POST", "/page-models", m{"name": "X", "zones": []any{5}}), want: 400, field: "zones"},
 		badCase{name: "duplicate zone", req: req("POST", "/page-models", m{"name": "X", "zones": []string{"A", "a"}}), want: 400, field: "zones[1]"},
 		badCase{name: "duplicate", req: req("POST", "/page-models", m{"name": "main", "zones": []string{"A"}}), want: 409},
+	)
+	articleFields := func(first m) []m {
+		return []m{first, {"name": "slug", "type": "text"}, {"name": "body", "type": "html"}, {"name": "count", "type": "number"},
+			{"name": "code", "type": "text", "shared": true}, {"name": "category", "type": "item", "container": "categories"}}
+	}
+	title := m{"name": "title", "type": "text", "required": true}
+	add("PUT /models/:name",
+		badCase{name: "malformed JSON", req: req("PUT", "/models/Article", malformed), want: 400},
+		badCase{name: "no fields", req: req("PUT", "/models/Article", m{}), want: 400, field: "fields"},
+		badCase{name: "unknown model", req: req("PUT", "/models/Nope", m{"fields": articleFields(title)}), want: 404},
+		badCase{name: "rename to an existing name", req: req("PUT", "/models/Article", m{"fields": articleFields(m{"name": "slug", "renameFrom": "title", "type": "text"})}), want: 409},
+		badCase{name: "renameFrom naming no field", req: req("PUT", "/models/Article", m{"fields": articleFields(m{"name": "headline", "renameFrom": "heading", "type": "text"})}), want: 400, field: "fields[0].renameFrom"},
+		badCase{name: "type change text to number", req: req("PUT", "/models/Article", m{"fields": articleFields(m{"name": "title", "type": "number"})}), want: 409},
+		badCase{name: "type change to item", req: req("PUT", "/models/Article", m{"fields": articleFields(m{"name": "title", "type": "item", "container": "articles"})}), want: 409},
+		badCase{name: "force on nothing", req: req("PUT", "/models/Article?force=true", m{"fields": articleFields(title)}), want: 400, field: "force"},
+		badCase{name: "force not a boolean", req: req("PUT", "/models/Article?force=yes", m{"fields": articleFields(title)}), want: 400, field: "force"},
+		badCase{name: "unknown parameter", req: req("PUT", "/models/Article?forse=true", m{"fields": articleFields(title)}), want: 400, field: "forse"},
+		badCase{name: "removing a field with values", req: req("PUT", "/models/Article", m{"fields": []m{title}}), want: 409},
+		badCase{name: "duplicate names", req: req("PUT", "/models/Article", m{"fields": append(articleFields(title), m{"name": "Slug", "type": "text"})}), want: 400, field: "fields[6]"},
+		badCase{name: "two entries keep one field", req: req("PUT", "/models/Article", m{"fields": append(articleFields(title), m{"name": "other", "renameFrom": "slug", "type": "text"})}), want: 400, field: "fields[6]"},
+		badCase{name: "bad container name", req: req("PUT", "/models/Article", m{"fields": append(articleFields(title), m{"name": "more", "type": "list", "container": "no such"})}), want: 400, field: "fields[6].container"},
+		badCase{name: "If-Match stale", req: req("PUT", "/models/Article", m{"fields": articleFields(title)}), want: 412, ifMatch: `"999999"`},
+		badCase{name: "If-Match malformed", req: req("PUT", "/models/Article", m{"fields": articleFields(title)}), want: 400, field: "If-Match", ifMatch: "1"},
+	)
+	add("PUT /page-models/:name",
+		badCase{name: "malformed JSON", req: req("PUT", "/page-models/Main", malformed), want: 400},
+		badCase{name: "no zones", req: req("PUT", "/page-models/Main", m{}), want: 400, field: "zones"},
+		badCase{name: "unknown page model", req: req("PUT", "/page-models/Nope", m{"zones": []any{"A"}}), want: 404},
+		badCase{name: "a zone is a number", req: req("PUT", "/page-models/Main", m{"zones": []any{5}}), want: 400},
+		badCase{name: "rename to an existing name", req: req("PUT", "/page-models/Main", m{"zones": []any{m{"name": "Sidebar", "renameFrom": "MainContentZone"}}}), want: 409},
+		badCase{name: "renameFrom naming no zone", req: req("PUT", "/page-models/Main", m{"zones": []any{m{"name": "Main", "renameFrom": "Nope"}, "Sidebar"}}), want: 400, field: "zones[0].renameFrom"},
+		badCase{name: "removing a zone with components", req: req("PUT", "/page-models/Main", m{"zones": []any{"Sidebar"}}), want: 409},
+		badCase{name: "force on nothing", req: req("PUT", "/page-models/Main?force=true", m{"zones": []any{"MainContentZone", "Sidebar", "Extra"}}), want: 400, field: "force"},
+		badCase{name: "duplicate zones", req: req("PUT", "/page-models/Main", m{"zones": []any{"MainContentZone", "Sidebar", "sidebar"}}), want: 400, field: "zones[2]"},
+		badCase{name: "If-Match stale", req: req("PUT", "/page-models/Main", m{"zones": []any{"MainContentZone", "Sidebar"}}), want: 412, ifMatch: `"999999"`},
 	)
 	add("GET /audit",
 		badCase{name: "fromDate not a date", req: req("GET", "/audit?fromDate=yesterday", nil), want: 400, field: "fromDate"},

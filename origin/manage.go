@@ -33,7 +33,8 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	r.Get("/models", edit, listAll(s.store.Models))
 	r.Post("/models", manage, s.createModel)
-	r.Get("/models/:name", edit, getBy(textParam("name"), s.store.Model))
+	r.Get("/models/:name", edit, s.getModel)
+	r.Put("/models/:name", manage, knownQuery("force"), s.updateModel)
 	r.Delete("/models/:name", manage, deleteBy(textParam("name"), s.store.DeleteModel))
 
 	r.Get("/containers", edit, listAll(s.store.Containers))
@@ -44,7 +45,8 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	r.Get("/page-models", edit, listAll(s.store.PageModels))
 	r.Post("/page-models", manage, s.createPageModel)
-	r.Get("/page-models/:name", edit, getBy(textParam("name"), s.store.PageModel))
+	r.Get("/page-models/:name", edit, s.getPageModel)
+	r.Put("/page-models/:name", manage, knownQuery("force"), s.updatePageModel)
 	r.Delete("/page-models/:name", manage, deleteBy(textParam("name"), s.store.DeletePageModel))
 
 	r.Get("/audit", manage, knownQuery("fromDate", "toDate", "actor", "take", "skip"), s.listAudit)

@@ -57,6 +57,7 @@ func matrix(w world) []routeCase {
 		{"/models", request{"GET", "/models", nil}, edit, 200},
 		{"/models", request{"POST", "/models", m{"name": "Extra", "kind": "content", "fields": []m{{"name": "a", "type": "text"}}}}, manage, 201},
 		{"/models/:name", request{"GET", "/models/Article", nil}, edit, 200},
+		{"/models/:name", request{"PUT", "/models/Unused", m{"fields": []m{{"name": "x", "type": "html"}, {"name": "y", "type": "text"}}}}, manage, 200},
 		{"/models/:name", request{"DELETE", "/models/Unused", nil}, manage, 204},
 
 		{"/containers", request{"GET", "/containers", nil}, edit, 200},
@@ -68,6 +69,7 @@ func matrix(w world) []routeCase {
 		{"/page-models", request{"GET", "/page-models", nil}, edit, 200},
 		{"/page-models", request{"POST", "/page-models", m{"name": "Landing", "zones": []string{"Top"}}}, manage, 201},
 		{"/page-models/:name", request{"GET", "/page-models/Main", nil}, edit, 200},
+		{"/page-models/:name", request{"PUT", "/page-models/Spare", m{"zones": []any{"Zone", "More"}}}, manage, 200},
 		{"/page-models/:name", request{"DELETE", "/page-models/Spare", nil}, manage, 204},
 
 		{"/audit", request{"GET", "/audit?take=5", nil}, manage, 200},
@@ -295,7 +297,7 @@ func TestNoRoute(t *testing.T) {
 		{"GET", "/api/v2/anything", 404, ""},
 		{"DELETE", "/api/nothing", 404, ""},
 		{"PATCH", h.base() + "/locales", 405, "GET, HEAD, POST"},
-		{"POST", h.base() + "/models/Article", 405, "DELETE, GET, HEAD"},
+		{"POST", h.base() + "/models/Article", 405, "DELETE, GET, HEAD, PUT"},
 		{"PUT", "/api/v1/auth/login", 405, "POST"},
 	} {
 		r := h.raw(c.method, c.path, auth, nil)

@@ -151,7 +151,11 @@ FROM page_copies;
 ALTER TABLE models ADD COLUMN revision bigint NOT NULL DEFAULT 1;
 ALTER TABLE page_models ADD COLUMN revision bigint NOT NULL DEFAULT 1;
 
--- 3. The audit log: one row per change made through the management API,
+-- 3. A dynamic page names the field of its items that titles their sitemap
+--    nodes (NULL: the model's field named title, else the path value).
+ALTER TABLE pages ADD COLUMN dynamic_title_field text;
+
+-- 4. The audit log: one row per change made through the management API,
 --    written in the change's transaction when the change goes through the
 --    content store (else just after it). It is not the event log: the
 --    event log is trimmed once read, the audit log is kept (at least 90
