@@ -229,6 +229,10 @@ const (
 //     no members left: its list pages are withdrawn.
 //   - a channel event (a channel added): the channel's sitemaps in that
 //     locale and the objects tagged s:<channel>.
+//   - a model event (a model's fields changed): objects tagged with any of
+//     the model's items or containers in that locale, and the items' own
+//     objects; a page model event (its zones changed): the pages of the
+//     page model, as for a page event in that locale.
 //   - a locale event (a locale added or removed): every object of the
 //     locale in the store and, while the locale is configured, its
 //     sitemaps and list pages (see localeRequests).
@@ -273,6 +277,13 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 			c := [2]string{*e.Locale, strings.ToLower(*e.ReferenceName)}
 			checks[c] = true
 			reordered[c] = true
+		case content.SubjectModel, content.SubjectPageModel:
+			if e.Locale == nil || e.ReferenceName == nil {
+				continue
+			}
+			if err := p.modelRequests(ctx, site, e, pl, checks); err != nil {
+				return nil, err
+			}
 		case content.SubjectPage:
 			switch e.State {
 			case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
@@ -539,3 +550,54 @@ func (p *Publisher) saveMembers(ctx context.Context, guid string, ms []membershi
 }
 
 func isNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+const (
+	// modelItemsSQL lists the items of a model and their containers
+	// (none for components).
+	modelItemsSQL = `SELECT i.content_id, coalesce(c.reference_name, '') AS reference_name
+		FROM models m JOIN items i ON i.model_id = m.id LEFT JOIN containers c ON c.id = i.container_id
+		WHERE m.instance_id = $1 AND lower(m.name) = lower($2)`
+	pageModelPagesSQL = `SELECT p.page_id, lower(ch.name) AS channel FROM page_models pm
+		JOIN pages p ON p.page_model_id = pm.id JOIN channels ch ON ch.id = p.channel_id
+		WHERE pm.instance_id = $1 AND lower(pm.name) = lower($2)`
+)
+
+// modelRequests adds to pl what a model event changes in its locale:
+// everything that shows an item of the model (objects tagged with the
+// item, which includes the pages that show it as a component, and its
+// container), or, for a page model, its pages and their sitemaps.
+func (p *Publisher) modelRequests(ctx context.Context, site render.Site, e content.Event, pl *plan, checks map[[2]string]bool) error {
+	guid, loc := site.Instance.Guid, *e.Locale
+	if e.Subject == content.SubjectPageModel {
+		var pages []struct {
+			PageID  int64  `db:"page_id"`
+			Channel string `db:"channel"`
+		}
+		if err := p.db.SelectContext(ctx, &pages, pageModelPagesSQL, site.Instance.ID, *e.ReferenceName); err != nil {
+			return fmt.Errorf("pages of page model %q: %w", *e.ReferenceName, err)
+		}
+		for _, pg := range pages {
+			pl.tag(guid, loc, render.PageTag(pg.PageID))
+			pl.tag(guid, loc, render.ChannelTag(pg.Channel))
+			pl.reqs = append(pl.reqs, pageRequest(guid, loc, pg.PageID, false), pageRequest(guid, loc, pg.PageID, true),
+				sitemapRequest(guid, loc, pg.Channel, false), sitemapRequest(guid, loc, pg.Channel, true))
+		}
+		return nil
+	}
+	var items []struct {
+		ContentID     int64  `db:"content_id"`
+		ReferenceName string `db:"reference_name"`
+	}
+	if err := p.db.SelectContext(ctx, &items, modelItemsSQL, site.Instance.ID, *e.ReferenceName); err != nil {
+		return fmt.Errorf("items of model %q: %w", *e.ReferenceName, err)
+	}
+	for _, it := range items {
+		pl.tag(guid, loc, render.ItemTag(it.ContentID))
+		pl.reqs = append(pl.reqs, itemRequest(guid, loc, it.ContentID))
+		if it.ReferenceName != "" {
+			pl.tag(guid, loc, render.ContainerTag(it.ReferenceName))
+			checks[[2]string{loc, strings.ToLower(it.ReferenceName)}] = true
+		}
+	}
+	return nil
+}
