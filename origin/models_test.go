@@ -23,7 +23,7 @@ func TestModelEvolves(t *testing.T) {
 	fields := []m{
 		{"name": "headline", "renameFrom": "title", "type": "text", "required": true},
 		{"name": "slug", "type": "text"},
-		{"name": "body", "type": "text"},    // html -> text
+		{"name": "body", "type": "text"},     // html -> text
 		{"name": "count", "type": "decimal"}, // number -> decimal
 		{"name": "code", "type": "text", "shared": true},
 		{"name": "category", "type": "item", "container": "categories"},
