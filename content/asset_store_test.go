@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -186,7 +187,7 @@ func TestAssets(t *testing.T) {
 	if _, err := f.s.UpdateAsset(f.ctx, f.inst, a.ID, AssetUpdate{Label: &label}); err != nil {
 		t.Fatal(err)
 	}
-	f.checkEvents("update of an asset in a gallery", mark, ev{State: EventDeleted, Subject: SubjectList, ChangeDate: t0})
+	f.checkEvents("update of an asset in a gallery", mark, ev{State: eventlog.Deleted, Subject: eventlog.SubjectList, ChangeDate: t0})
 	var released []string
 	release := func(_ context.Context, key string) error {
 		released = append(released, key)
@@ -242,7 +243,7 @@ func TestGalleries(t *testing.T) {
 
 	mark := f.lastEvent()
 	g := f.gallery(f.inst, "Roastery")
-	changed := ev{State: EventDeleted, Subject: SubjectList, ChangeDate: t0}
+	changed := ev{State: eventlog.Deleted, Subject: eventlog.SubjectList, ChangeDate: t0}
 	f.checkEvents("create", mark, changed)
 	_, err := f.s.CreateGallery(f.ctx, f.inst, GalleryInput{Name: ptr("roastery")})
 	wantKind(t, "CreateGallery(same name)", err, problem.Conflict)
@@ -284,14 +285,12 @@ func TestGalleries(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.checkEvents("reorder and remove", mark, changed, changed)
-	r := f.s.Reader()
-	defer r.Close()
-	read, err := r.Gallery(f.ctx, f.inst, g.ID)
+	read, err := f.s.Gallery(f.ctx, f.inst, g.ID)
 	if err != nil || !slices.Equal(ids(read), []int64{c.ID, b.ID}) || read.Count != 2 || read.Name != "Roastery" {
-		t.Errorf("Reader.Gallery = %+v, %v; want c, b", read, err)
+		t.Errorf("Gallery = %+v, %v; want c, b", read, err)
 	}
-	if _, err := r.Gallery(f.ctx, f.instance("third"), g.ID); !problem.Is(err, problem.NotFound) {
-		t.Errorf("Reader.Gallery(another instance) = %v, want NotFound", err)
+	if _, err := f.s.Gallery(f.ctx, f.instance("third"), g.ID); !problem.Is(err, problem.NotFound) {
+		t.Errorf("Gallery(another instance) = %v, want NotFound", err)
 	}
 
 	upd, err := f.s.UpdateGallery(f.ctx, f.inst, g.ID, GalleryInput{Description: ptr("Inside")})

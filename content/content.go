@@ -1,12 +1,14 @@
-// Package content is edgecms's domain: instances and their locales,
-// credentials, content models, containers, content items, page models,
-// channels and pages, the editorial workflow, schedules, media (assets and
-// galleries), URL redirections, the event log and the positions of the
-// Fetch API's sync endpoints (README.md explains the sync tokens).
+// Package content is edgecms's editorial repository: instances and their
+// locales, credentials, content models, containers, content items, page
+// models, channels and pages, the editorial workflow, schedules, media
+// (assets and galleries) and URL redirections.
 //
 // Store is its Postgres repository. Every change runs in one transaction
-// that also appends the change's rows to the event log, which the publisher
-// and the webhook dispatcher consume; nothing else writes content.
+// that also appends the change's rows to the event log (package eventlog),
+// which the publisher, the webhook dispatcher, the origin's render cache
+// and the sync stamper (package syncstamp) consume; nothing else writes
+// content. The Fetch API renderer reads these tables through package
+// render/source.
 package content
 
 import (

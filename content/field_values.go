@@ -216,7 +216,7 @@ func (e queryError) Error() string { return e.err.Error() }
 
 // linkedInContainerSQL returns which of the ids $3 are items of the
 // container named $2, looking each up by key (see the item reads in
-// render_read.go), never the container's items.
+// render/source/reader.go), never the container's items.
 const linkedInContainerSQL = `SELECT i.content_id FROM (SELECT DISTINCT unnest((SELECT $3::bigint[])) AS id) AS t
 	CROSS JOIN LATERAL (SELECT i.content_id, i.instance_id, i.container_id FROM items i
 		WHERE i.content_id = t.id LIMIT 1) AS i

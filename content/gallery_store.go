@@ -10,6 +10,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -97,11 +99,11 @@ const (
 // of media), so that caches of gallery answers are dropped and webhook
 // receivers may re-read.
 func galleriesChanged(ctx context.Context, tx *sqlx.Tx, inst Instance, now time.Time) error {
-	return appendEvent(ctx, tx, inst, Event{State: EventDeleted, Subject: SubjectList, ChangeDate: now})
+	return appendEvent(ctx, tx, inst, eventlog.Event{State: eventlog.Deleted, Subject: eventlog.SubjectList, ChangeDate: now})
 }
 
 func duplicateGallery(err error, name string) error {
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return problem.Conflictf("a gallery named %q exists already", name)
 	}
 	return err
@@ -326,50 +328,4 @@ func checkGallery(ctx context.Context, q sqlx.QueryerContext, inst Instance, id 
 		return fmt.Errorf("gallery %d not found", id)
 	}
 	return nil
-}
-
-const (
-	readGallerySQL = `SELECT g.name, g.description, g.modified_at FROM galleries g WHERE g.instance_id = $1 AND g.id = $2`
-)
-
-// Gallery reads a gallery and its media for the Fetch API. An unknown
-// gallery is a NotFound problem.
-func (r *Reader) Gallery(ctx context.Context, inst Instance, id int64) (MediaGallery, error) {
-	g := MediaGallery{ID: id, Media: []Asset{}}
-	rows, err := r.query(ctx, readGallerySQL, inst.ID, id)
-	if err != nil {
-		return g, fmt.Errorf("read gallery %d: %w", id, err)
-	}
-	found := rows.Next()
-	if found {
-		err = rows.Scan(&g.Name, &g.Description, &g.Modified)
-	}
-	if cerr := rows.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return g, fmt.Errorf("read gallery %d: %w", id, err)
-	}
-	if !found {
-		return g, problem.NotFoundf("gallery %d not found", id)
-	}
-	rows, err = r.query(ctx, galleryMediaSQL, id)
-	if err != nil {
-		return g, fmt.Errorf("read gallery %d: %w", id, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var a Asset
-		if err := rows.Scan(&a.ID, &a.FileName, &a.Label, &a.ContentType, &a.Size, &a.Width, &a.Height, &a.SHA256,
-			&a.Key, &a.CreatedAt, &a.Modified); err != nil {
-			return g, fmt.Errorf("read gallery %d: %w", id, err)
-		}
-		a.URL = r.publicURL.URL(a.Key)
-		g.Media = append(g.Media, a)
-	}
-	if err := rows.Err(); err != nil {
-		return g, fmt.Errorf("read gallery %d: %w", id, err)
-	}
-	g.Count = len(g.Media)
-	return g, nil
 }

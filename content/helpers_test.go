@@ -14,6 +14,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -191,9 +192,9 @@ func (f *fixture) lastEvent() int64 {
 
 // eventsAfter returns the rows of the event log after mark, in id order,
 // read straight from the table.
-func (f *fixture) eventsAfter(mark int64) []Event {
+func (f *fixture) eventsAfter(mark int64) []eventlog.Event {
 	f.t.Helper()
-	evs := []Event{}
+	evs := []eventlog.Event{}
 	err := f.db.SelectContext(f.ctx, &evs, `SELECT id, tx::text AS tx, instance_id, instance_guid, state, subject,
 		locale, reference_name, content_id, page_id, version_id, change_date, created_at
 		FROM events WHERE id > $1 ORDER BY id`, mark)
@@ -216,8 +217,8 @@ func (f *fixture) count(query string, args ...any) int {
 // ev is an event as the tests compare it: the members a row should carry,
 // without ids, transaction and creation time.
 type ev struct {
-	State         EventState
-	Subject       Subject
+	State         eventlog.State
+	Subject       eventlog.Subject
 	Locale        string
 	ReferenceName string
 	ContentID     int64
@@ -233,7 +234,7 @@ func (e ev) String() string {
 }
 
 // simplify turns event rows into comparable values.
-func simplify(evs []Event) []ev {
+func simplify(evs []eventlog.Event) []ev {
 	out := make([]ev, len(evs))
 	for i, e := range evs {
 		out[i] = ev{State: e.State, Subject: e.Subject, Locale: deref(e.Locale), ReferenceName: deref(e.ReferenceName),
@@ -251,12 +252,12 @@ func sortEvs(evs []ev) []ev {
 	return out
 }
 
-func itemEv(state EventState, locale, ref string, id, version int64, at time.Time) ev {
-	return ev{State: state, Subject: SubjectItem, Locale: locale, ReferenceName: ref, ContentID: id, VersionID: version, HasVersion: true, ChangeDate: at}
+func itemEv(state eventlog.State, locale, ref string, id, version int64, at time.Time) ev {
+	return ev{State: state, Subject: eventlog.SubjectItem, Locale: locale, ReferenceName: ref, ContentID: id, VersionID: version, HasVersion: true, ChangeDate: at}
 }
 
-func pageEv(state EventState, locale string, id, version int64, at time.Time) ev {
-	return ev{State: state, Subject: SubjectPage, Locale: locale, PageID: id, VersionID: version, HasVersion: true, ChangeDate: at}
+func pageEv(state eventlog.State, locale string, id, version int64, at time.Time) ev {
+	return ev{State: state, Subject: eventlog.SubjectPage, Locale: locale, PageID: id, VersionID: version, HasVersion: true, ChangeDate: at}
 }
 
 // checkEvents compares the event rows written after mark with want.

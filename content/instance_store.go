@@ -9,6 +9,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -45,7 +47,7 @@ func (s *Store) CreateInstance(ctx context.Context, guid string, locales []Local
 	var inst Instance
 	err = s.transact(ctx, func(tx *sqlx.Tx) error {
 		if err := tx.GetContext(ctx, &inst, insertInstanceSQL, guid); err != nil {
-			if isUniqueViolation(err) {
+			if pg.IsUniqueViolation(err) {
 				return problem.Conflictf("instance %q already exists", guid)
 			}
 			return err
@@ -112,7 +114,7 @@ func insertLocale(ctx context.Context, tx *sqlx.Tx, instanceID int64, l Locale) 
 		return err
 	}
 	_, err := tx.ExecContext(ctx, insertLocaleSQL, instanceID, l.Code, strings.TrimSpace(l.Name), l.IsDefault)
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return problem.Conflictf("locale %q already exists (codes are compared case-insensitively)", l.Code)
 	}
 	return err
@@ -131,7 +133,7 @@ func (s *Store) Locales(ctx context.Context, inst Instance) ([]Locale, error) {
 // event without ids whose locale is the code, so that the publisher adds or
 // withdraws the locale's objects (its sitemaps and list pages).
 func localeChanged(ctx context.Context, tx *sqlx.Tx, inst Instance, code string, now time.Time) error {
-	return appendEvent(ctx, tx, inst, Event{State: EventDeleted, Subject: SubjectLocale, Locale: ptr(code), ChangeDate: now})
+	return appendEvent(ctx, tx, inst, eventlog.Event{State: eventlog.Deleted, Subject: eventlog.SubjectLocale, Locale: ptr(code), ChangeDate: now})
 }
 
 // CreateLocale adds a locale to an instance.

@@ -9,6 +9,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -67,13 +69,15 @@ type copyRow struct {
 	UnpublishAt        *time.Time `db:"unpublish_at"`
 }
 
-// componentReferenceName is the referenceName of a component item, which
-// lives in a page zone rather than in a container.
-const componentReferenceName = `lower(m.name) || '_' || i.content_id`
+// ComponentReferenceNameSQL is the SQL of the referenceName of a component
+// item (i an item joined to its model m), which lives in a page zone rather
+// than in a container. The render read model (package render/source) uses
+// it too.
+const ComponentReferenceNameSQL = `lower(m.name) || '_' || i.content_id`
 
 const (
 	lockItemSQL = `SELECT i.content_id, i.model_id, i.container_id, i.item_order,
-			coalesce(c.reference_name, ` + componentReferenceName + `) AS reference_name
+			coalesce(c.reference_name, ` + ComponentReferenceNameSQL + `) AS reference_name
 		FROM items i JOIN models m ON m.id = i.model_id LEFT JOIN containers c ON c.id = i.container_id
 		WHERE i.instance_id = $1 AND i.content_id = $2 FOR UPDATE OF i`
 	selectModelByIDSQL = `SELECT id, name, kind, fields, created_at, revision FROM models WHERE id = $1`
@@ -131,8 +135,8 @@ func nextVersion(ctx context.Context, tx *sqlx.Tx) (int64, error) {
 	return v, err
 }
 
-func itemEvent(h itemHead, locale string, state EventState, version int64, at time.Time) Event {
-	return Event{State: state, Subject: SubjectItem, Locale: ptr(locale), ReferenceName: ptr(h.ReferenceName),
+func itemEvent(h itemHead, locale string, state eventlog.State, version int64, at time.Time) eventlog.Event {
+	return eventlog.Event{State: state, Subject: eventlog.SubjectItem, Locale: ptr(locale), ReferenceName: ptr(h.ReferenceName),
 		ContentID: ptr(h.ContentID), VersionID: ptr(version), ChangeDate: at}
 }
 
@@ -193,7 +197,7 @@ func createItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, 
 	if _, err := tx.ExecContext(ctx, insertCopySQL, h.ContentID, inst.ID, locale, Staging, v, raw, now); err != nil {
 		return Status{}, unknownLocale(err, locale)
 	}
-	if err := appendEvent(ctx, tx, inst, itemEvent(h, locale, EventSaved, v, now)); err != nil {
+	if err := appendEvent(ctx, tx, inst, itemEvent(h, locale, eventlog.Saved, v, now)); err != nil {
 		return Status{}, err
 	}
 	return Status{ContentID: h.ContentID, VersionID: v, State: Staging}, nil
@@ -283,7 +287,7 @@ func saveItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, co
 			return Status{}, err
 		}
 	}
-	if err := appendEvent(ctx, tx, inst, itemEvent(h, locale, EventSaved, v, now)); err != nil {
+	if err := appendEvent(ctx, tx, inst, itemEvent(h, locale, eventlog.Saved, v, now)); err != nil {
 		return Status{}, err
 	}
 	if err := propagateShared(ctx, tx, inst, h, m, locale, copies, changes, now); err != nil {
@@ -295,7 +299,7 @@ func saveItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, co
 // unknownLocale turns the foreign key violation of a copy in a locale the
 // instance does not have into a NotFound problem.
 func unknownLocale(err error, locale string) error {
-	if pqCode(err) == codeForeignKeyViolation {
+	if pg.Code(err) == pg.CodeForeignKeyViolation {
 		return problem.NotFoundf("locale %q is not configured", locale)
 	}
 	return err
@@ -326,7 +330,7 @@ func propagateShared(ctx context.Context, tx *sqlx.Tx, inst Instance, h itemHead
 		if err := writeCopy(ctx, tx, h.ContentID, c); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, tx, inst, itemEvent(h, c.Locale, EventSaved, v, now)); err != nil {
+		if err := appendEvent(ctx, tx, inst, itemEvent(h, c.Locale, eventlog.Saved, v, now)); err != nil {
 			return err
 		}
 	}
@@ -396,7 +400,7 @@ func (s *Store) DeleteItem(ctx context.Context, inst Instance, locale string, co
 }
 
 const (
-	itemColumns = `i.content_id, ic.locale, coalesce(c.reference_name, ` + componentReferenceName + `) AS reference_name,
+	itemColumns = `i.content_id, ic.locale, coalesce(c.reference_name, ` + ComponentReferenceNameSQL + `) AS reference_name,
 		m.name AS model, ic.state, ic.version_id, ic.modified, i.item_order, ic.fields, ic.publish_at, ic.unpublish_at,
 		ic.published_version_id, ic.published_modified`
 	itemFrom = ` FROM items i JOIN item_copies ic ON ic.content_id = i.content_id
@@ -520,7 +524,7 @@ func appendListEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, reference
 		return err
 	}
 	for _, l := range locales {
-		e := Event{State: EventDeleted, Subject: SubjectList, Locale: ptr(l), ReferenceName: ptr(referenceName), ChangeDate: now}
+		e := eventlog.Event{State: eventlog.Deleted, Subject: eventlog.SubjectList, Locale: ptr(l), ReferenceName: ptr(referenceName), ChangeDate: now}
 		if err := appendEvent(ctx, tx, inst, e); err != nil {
 			return err
 		}

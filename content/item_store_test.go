@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -169,7 +170,7 @@ func TestItemValues(t *testing.T) {
 		if got := after.Fields[tt.field]; !sameJSON(got, []byte(tt.want)) {
 			t.Errorf("save %s = %s: stored %.80s, want %.80s", tt.field, short, got, tt.want)
 		}
-		f.checkEvents("save "+tt.field, mark, itemEv(EventSaved, "en-us", "Kitchen", id, st.VersionID, t0))
+		f.checkEvents("save "+tt.field, mark, itemEv(eventlog.Saved, "en-us", "Kitchen", id, st.VersionID, t0))
 	}
 }
 
@@ -287,7 +288,7 @@ func TestCreateItemFailures(t *testing.T) {
 	// The container is found case-insensitively and the event carries its own spelling.
 	mark := f.lastEvent()
 	st := f.createItem("en-us", "ARTICLES", map[string]any{"title": "T"})
-	f.checkEvents("create in ARTICLES", mark, itemEv(EventSaved, "en-us", "Articles", st.ContentID, st.VersionID, t0))
+	f.checkEvents("create in ARTICLES", mark, itemEv(eventlog.Saved, "en-us", "Articles", st.ContentID, st.VersionID, t0))
 }
 
 // TestSharedFields checks the shared-field rule: a shared field saved in
@@ -314,7 +315,7 @@ func TestSharedFields(t *testing.T) {
 	if got := jsonText(f.item("fr-ca", id).Fields); got != `{"photo":{"url":"/chair.png"},"price":10,"title":"Chaise"}` {
 		t.Errorf("new fr-ca copy fields = %s, want the shared price and photo and its own title", got)
 	}
-	f.checkEvents("new connected copy", mark, itemEv(EventSaved, "fr-ca", "Products", id, fr.VersionID, t0))
+	f.checkEvents("new connected copy", mark, itemEv(eventlog.Saved, "fr-ca", "Products", id, fr.VersionID, t0))
 	if got := f.item("en-us", id); got.VersionID != en.VersionID {
 		t.Errorf("en-us version %d after creating fr-ca without shared changes, want %d", got.VersionID, en.VersionID)
 	}
@@ -354,8 +355,8 @@ func TestSharedFields(t *testing.T) {
 		t.Errorf("en-us modified %v, want the time of the save", enAfter.Modified)
 	}
 	want := []ev{
-		itemEv(EventSaved, "fr-ca", "Products", id, frAfter.VersionID, f.clock),
-		itemEv(EventSaved, "en-us", "Products", id, enAfter.VersionID, f.clock),
+		itemEv(eventlog.Saved, "fr-ca", "Products", id, frAfter.VersionID, f.clock),
+		itemEv(eventlog.Saved, "en-us", "Products", id, enAfter.VersionID, f.clock),
 	}
 	if got := simplify(evs); !slices.Equal(sortEvs(got), sortEvs(want)) {
 		t.Errorf("events of a shared save:\n got %v\nwant %v", got, want)
@@ -369,7 +370,7 @@ func TestSharedFields(t *testing.T) {
 	if got := f.item("en-us", id); got.VersionID != enBefore.VersionID || compact(got.Fields["title"]) != `"Chair"` {
 		t.Errorf("en-us after fr-ca saved its title: title %s v%d, want Chair v%d", got.Fields["title"], got.VersionID, enBefore.VersionID)
 	}
-	f.checkEvents("non-shared save", mark, itemEv(EventSaved, "fr-ca", "Products", id, st.VersionID, f.clock))
+	f.checkEvents("non-shared save", mark, itemEv(eventlog.Saved, "fr-ca", "Products", id, st.VersionID, f.clock))
 
 	// A deleted copy is not saved; a null on a shared field clears it in
 	// every live copy.
@@ -391,8 +392,8 @@ func TestSharedFields(t *testing.T) {
 		t.Errorf("deleted de-de copy after a shared save: %s state %v v%d, want it untouched", jsonText(deAfter.Fields), deAfter.State, deAfter.VersionID)
 	}
 	want = []ev{
-		itemEv(EventSaved, "en-us", "Products", id, st.VersionID, f.clock),
-		itemEv(EventSaved, "fr-ca", "Products", id, frAfter.VersionID, f.clock),
+		itemEv(eventlog.Saved, "en-us", "Products", id, st.VersionID, f.clock),
+		itemEv(eventlog.Saved, "fr-ca", "Products", id, frAfter.VersionID, f.clock),
 	}
 	if got := simplify(f.eventsAfter(mark)); !slices.Equal(sortEvs(got), sortEvs(want)) {
 		t.Errorf("events of a shared clear:\n got %v\nwant %v", got, want)
@@ -508,7 +509,7 @@ func TestItemsAndReorder(t *testing.T) {
 	// One whole-list Deleted event per locale, with neither contentID nor pageID.
 	var wantEvs []ev
 	for _, l := range []string{"en-us", "fr-ca", "de-de"} {
-		wantEvs = append(wantEvs, ev{State: EventDeleted, Subject: SubjectList, Locale: l, ReferenceName: "Articles", ChangeDate: t0})
+		wantEvs = append(wantEvs, ev{State: eventlog.Deleted, Subject: eventlog.SubjectList, Locale: l, ReferenceName: "Articles", ChangeDate: t0})
 	}
 	f.checkEvents("reorder", mark, wantEvs...)
 

@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -165,7 +166,7 @@ func (s *Store) UpdateModel(ctx context.Context, inst Instance, name string, fie
 		if err := tx.GetContext(ctx, &out, updateModelSQL, cur.ID, raw); err != nil {
 			return err
 		}
-		return appendModelEvents(ctx, tx, inst, SubjectModel, out.Name, s.now())
+		return appendModelEvents(ctx, tx, inst, eventlog.SubjectModel, out.Name, s.now())
 	})
 	if err != nil {
 		return Model{}, fmt.Errorf("update model %q: %w", name, err)
@@ -229,13 +230,13 @@ func planFields(cur Model, fields []Field) (fieldPlan, error) {
 }
 
 // appendModelEvents writes a model (or page model) event for every locale.
-func appendModelEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, subject Subject, name string, now time.Time) error {
+func appendModelEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, subject eventlog.Subject, name string, now time.Time) error {
 	var locales []string
 	if err := tx.SelectContext(ctx, &locales, selectLocaleCodesSQL, inst.ID); err != nil {
 		return err
 	}
 	for _, l := range locales {
-		e := Event{State: EventDeleted, Subject: subject, Locale: ptr(l), ReferenceName: ptr(name), ChangeDate: now}
+		e := eventlog.Event{State: eventlog.Deleted, Subject: subject, Locale: ptr(l), ReferenceName: ptr(name), ChangeDate: now}
 		if err := appendEvent(ctx, tx, inst, e); err != nil {
 			return err
 		}
@@ -401,7 +402,7 @@ func (s *Store) UpdatePageModel(ctx context.Context, inst Instance, name string,
 		if err := tx.GetContext(ctx, &out, updatePageModelSQL, cur.ID, pq.StringArray(names)); err != nil {
 			return err
 		}
-		return appendModelEvents(ctx, tx, inst, SubjectPageModel, out.Name, s.now())
+		return appendModelEvents(ctx, tx, inst, eventlog.SubjectPageModel, out.Name, s.now())
 	})
 	if err != nil {
 		return PageModel{}, fmt.Errorf("update page model %q: %w", name, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -119,7 +120,7 @@ func (s *Store) CreateModel(ctx context.Context, inst Instance, m Model) (Model,
 		}
 		fields, _ := json.Marshal(m.Fields)
 		err := tx.GetContext(ctx, &out, insertModelSQL, inst.ID, m.Name, m.Kind, fields)
-		if isUniqueViolation(err) {
+		if pg.IsUniqueViolation(err) {
 			return problem.Conflictf("a model named %q already exists", m.Name)
 		}
 		return err
@@ -286,7 +287,7 @@ func (s *Store) CreateContainer(ctx context.Context, inst Instance, referenceNam
 		}
 		var id int64
 		if err := tx.GetContext(ctx, &id, insertContainerSQL, inst.ID, referenceName, m.ID); err != nil {
-			if isUniqueViolation(err) {
+			if pg.IsUniqueViolation(err) {
 				return problem.Conflictf("a container named %q already exists", referenceName)
 			}
 			return err

@@ -9,6 +9,8 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -61,7 +63,7 @@ func (s *Store) CreatePageModel(ctx context.Context, inst Instance, name string,
 	}
 	var pm PageModel
 	err := s.db.GetContext(ctx, &pm, insertPageModelSQL, inst.ID, name, pq.StringArray(zones))
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return PageModel{}, problem.Conflictf("a page model named %q already exists", name)
 	}
 	if err != nil {
@@ -132,7 +134,7 @@ func (s *Store) CreateChannel(ctx context.Context, inst Instance, name string) (
 	var c Channel
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
 		if err := tx.GetContext(ctx, &c, insertChannelRetSQL, inst.ID, name); err != nil {
-			if isUniqueViolation(err) {
+			if pg.IsUniqueViolation(err) {
 				return problem.Conflictf("a channel named %q already exists", name)
 			}
 			return err
@@ -153,7 +155,7 @@ func appendChannelEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, channe
 		return err
 	}
 	for _, l := range locales {
-		e := Event{State: EventDeleted, Subject: SubjectChannel, Locale: ptr(l), ReferenceName: ptr(channel), ChangeDate: now}
+		e := eventlog.Event{State: eventlog.Deleted, Subject: eventlog.SubjectChannel, Locale: ptr(l), ReferenceName: ptr(channel), ChangeDate: now}
 		if err := appendEvent(ctx, tx, inst, e); err != nil {
 			return err
 		}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -207,11 +209,11 @@ func writePageCopy(ctx context.Context, tx *sqlx.Tx, pageID int64, c pageCopy) e
 	return err
 }
 
-func pageEvent(pageID int64, locale string, state EventState, version int64, at time.Time) Event {
-	if state == EventDeleted {
+func pageEvent(pageID int64, locale string, state eventlog.State, version int64, at time.Time) eventlog.Event {
+	if state == eventlog.Deleted {
 		version = 0 // the spec: pageVersionID is always 0 when a page is deleted
 	}
-	return Event{State: state, Subject: SubjectPage, Locale: ptr(locale), PageID: ptr(pageID), VersionID: ptr(version), ChangeDate: at}
+	return eventlog.Event{State: state, Subject: eventlog.SubjectPage, Locale: ptr(locale), PageID: ptr(pageID), VersionID: ptr(version), ChangeDate: at}
 }
 
 // applyDoc applies the editable members of in to d and validates the result.
@@ -399,12 +401,12 @@ func insertPageCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, h pageHead,
 	docJSON, _ := json.Marshal(doc)
 	zonesJSON, _ := json.Marshal(zones)
 	if _, err := tx.ExecContext(ctx, insertPageCopySQL, h.PageID, inst.ID, locale, h.ChannelID, h.ParentID, name, Staging, v, docJSON, zonesJSON, now); err != nil {
-		if isUniqueViolation(err) {
+		if pg.IsUniqueViolation(err) {
 			return problem.Conflictf("a sibling page is already named %q", name)
 		}
 		return unknownLocale(err, locale)
 	}
-	return appendEvent(ctx, tx, inst, pageEvent(h.PageID, locale, EventSaved, v, now))
+	return appendEvent(ctx, tx, inst, pageEvent(h.PageID, locale, eventlog.Saved, v, now))
 }
 
 // SavePage saves the editable fields of the copy of a page in locale, and
@@ -503,7 +505,7 @@ func savePageCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, pageID int64,
 	if err := writePageCopy(ctx, tx, pageID, c); err != nil {
 		return err
 	}
-	return appendEvent(ctx, tx, inst, pageEvent(pageID, c.Locale, EventSaved, v, now))
+	return appendEvent(ctx, tx, inst, pageEvent(pageID, c.Locale, eventlog.Saved, v, now))
 }
 
 // movePage moves a page under another parent (or to the root) when raw
@@ -536,7 +538,7 @@ func movePage(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, raw 
 	}
 	h.ParentID = parent
 	if _, err := tx.ExecContext(ctx, moveCopiesSQL, h.PageID, parent); err != nil {
-		if isUniqueViolation(err) {
+		if pg.IsUniqueViolation(err) {
 			return false, problem.Conflictf("the new parent already has a child page with the same name")
 		}
 		return false, err
@@ -562,7 +564,7 @@ func appendMoveEvents(ctx context.Context, tx *sqlx.Tx, inst Instance, pageID in
 		return err
 	}
 	for _, c := range copies {
-		if err := appendEvent(ctx, tx, inst, pageEvent(pageID, c.Locale, EventSaved, c.VersionID, now)); err != nil {
+		if err := appendEvent(ctx, tx, inst, pageEvent(pageID, c.Locale, eventlog.Saved, c.VersionID, now)); err != nil {
 			return err
 		}
 	}

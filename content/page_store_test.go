@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -267,7 +268,7 @@ func TestSavePageFields(t *testing.T) {
 	if got.Name != "home" || got.VersionID <= p.VersionID || !got.Modified.Equal(t0) {
 		t.Errorf("saved page: name %q version %d (was %d) modified %v", got.Name, got.VersionID, p.VersionID, got.Modified)
 	}
-	f.checkEvents("save page", mark, pageEv(EventSaved, "en-us", p.PageID, got.VersionID, t0))
+	f.checkEvents("save page", mark, pageEv(eventlog.Saved, "en-us", p.PageID, got.VersionID, t0))
 
 	// Members not given keep their values.
 	got2, err := f.s.SavePage(f.ctx, f.inst, "en-us", p.PageID, PageInput{SecurePage: ptr(false)})
@@ -350,7 +351,7 @@ func TestMovePage(t *testing.T) {
 	}
 	// Every locale's sitemap changes: each live copy gets a Saved event, the
 	// other copies at their current version.
-	f.checkEvents("move", mark, pageEv(EventSaved, "fr-ca", b.PageID, frB, t0), pageEv(EventSaved, "en-us", b.PageID, moved.VersionID, t0))
+	f.checkEvents("move", mark, pageEv(eventlog.Saved, "fr-ca", b.PageID, frB, t0), pageEv(eventlog.Saved, "en-us", b.PageID, moved.VersionID, t0))
 	if got := f.page("fr-ca", b.PageID).VersionID; got != frB {
 		t.Errorf("fr-ca copy of B after the move: version %d, want %d (unchanged)", got, frB)
 	}
@@ -369,7 +370,7 @@ func TestMovePage(t *testing.T) {
 	if err != nil {
 		t.Errorf("save naming the current parent: %v", err)
 	}
-	f.checkEvents("save naming the current parent", mark, pageEv(EventSaved, "en-us", c.PageID, saved.VersionID, t0))
+	f.checkEvents("save naming the current parent", mark, pageEv(eventlog.Saved, "en-us", c.PageID, saved.VersionID, t0))
 	// A deleted copy is in no sitemap: it gets no event.
 	f.pageAction("fr-ca", b.PageID, ActionDelete)
 	mark = f.lastEvent()
@@ -377,7 +378,7 @@ func TestMovePage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.checkEvents("move with a deleted copy", mark, pageEv(EventSaved, "en-us", b.PageID, moved.VersionID, t0))
+	f.checkEvents("move with a deleted copy", mark, pageEv(eventlog.Saved, "en-us", b.PageID, moved.VersionID, t0))
 	if _, err := f.s.SavePage(f.ctx, f.inst, "en-us", b.PageID, PageInput{ParentPageID: parentRaw(0)}); err != nil {
 		t.Fatal(err)
 	}
@@ -460,7 +461,7 @@ func TestDeletePageWithChildren(t *testing.T) {
 	if err := f.s.DeletePage(f.ctx, f.inst, "en-us", parent.PageID); err != nil {
 		t.Fatal(err)
 	}
-	f.checkEvents("delete", mark, pageEv(EventDeleted, "en-us", parent.PageID, 0, t0))
+	f.checkEvents("delete", mark, pageEv(eventlog.Deleted, "en-us", parent.PageID, 0, t0))
 	if got := f.page("en-us", parent.PageID); got.State != Deleted {
 		t.Errorf("deleted page: state %v", got.State)
 	}
@@ -508,8 +509,8 @@ func TestPageZones(t *testing.T) {
 		t.Errorf("component = %+v, want referenceName %s, model Teaser, staging", comp, ref)
 	}
 	f.checkEvents("add component", mark,
-		itemEv(EventSaved, "en-us", ref, id1, comp.VersionID, t0),
-		pageEv(EventSaved, "en-us", p.PageID, after.VersionID, t0))
+		itemEv(eventlog.Saved, "en-us", ref, id1, comp.VersionID, t0),
+		pageEv(eventlog.Saved, "en-us", p.PageID, after.VersionID, t0))
 	id2, pos, err := f.s.AddComponent(f.ctx, f.inst, "en-us", p.PageID, "MainContentZone", "Teaser", values(t, map[string]any{"heading": "Two"}))
 	if err != nil || pos != 1 {
 		t.Fatalf("second component: position %d, %v; want 1", pos, err)
@@ -566,7 +567,7 @@ func TestPageZones(t *testing.T) {
 	if got := zoneIDs(after, "MainContentZone"); !slices.Equal(got, []int64{id2, id1}) {
 		t.Errorf("after reorder: %v, want %v", got, []int64{id2, id1})
 	}
-	f.checkEvents("reorder zone", mark, pageEv(EventSaved, "en-us", p.PageID, after.VersionID, t0))
+	f.checkEvents("reorder zone", mark, pageEv(eventlog.Saved, "en-us", p.PageID, after.VersionID, t0))
 	badOrders := []struct {
 		name string
 		ids  []int64
@@ -601,8 +602,8 @@ func TestPageZones(t *testing.T) {
 		t.Errorf("removed component: state %v, want deleted", removed.State)
 	}
 	f.checkEvents("remove component", mark,
-		pageEv(EventSaved, "en-us", p.PageID, after.VersionID, t0),
-		itemEv(EventDeleted, "en-us", fmt.Sprintf("teaser_%d", id2), id2, removed.VersionID, t0))
+		pageEv(eventlog.Saved, "en-us", p.PageID, after.VersionID, t0),
+		itemEv(eventlog.Deleted, "en-us", fmt.Sprintf("teaser_%d", id2), id2, removed.VersionID, t0))
 	mark = f.lastEvent()
 	err = f.s.RemoveComponent(f.ctx, f.inst, "en-us", p.PageID, "MainContentZone", id2)
 	wantKind(t, "remove a component not in the zone", err, problem.NotFound)
@@ -650,10 +651,10 @@ func TestPublishPagePublishesComponents(t *testing.T) {
 			t.Errorf("component %d after publishing its page: state %v published %+v", id, it.State, it.Published)
 		}
 		if id != id2 {
-			want = append(want, itemEv(EventPublished, "en-us", fmt.Sprintf("teaser_%d", id), id, it.VersionID, f.clock))
+			want = append(want, itemEv(eventlog.Published, "en-us", fmt.Sprintf("teaser_%d", id), id, it.VersionID, f.clock))
 		}
 	}
-	want = append(want, pageEv(EventPublished, "en-us", p.PageID, page.VersionID, f.clock))
+	want = append(want, pageEv(eventlog.Published, "en-us", p.PageID, page.VersionID, f.clock))
 	if got := simplify(f.eventsAfter(mark)); !slices.Equal(sortEvs(got), sortEvs(want)) {
 		t.Errorf("publish page events:\n got %v\nwant %v", got, want)
 	}
@@ -667,7 +668,7 @@ func TestPublishPagePublishesComponents(t *testing.T) {
 	e := f.createPage("en-us", "Empty", 0)
 	mark = f.lastEvent()
 	f.pageAction("en-us", e.PageID, ActionPublish)
-	f.checkEvents("publish an empty page", mark, pageEv(EventPublished, "en-us", e.PageID, e.VersionID, f.clock))
+	f.checkEvents("publish an empty page", mark, pageEv(eventlog.Published, "en-us", e.PageID, e.VersionID, f.clock))
 	if got := f.item("en-us", id2).State; got != Deleted {
 		t.Errorf("removed component state %v, want deleted", got)
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -118,11 +120,11 @@ func redirectionsChanged(ctx context.Context, tx *sqlx.Tx, inst Instance, now ti
 	if _, err := tx.ExecContext(ctx, bumpRedirectsSQL, inst.ID, now); err != nil {
 		return err
 	}
-	return appendEvent(ctx, tx, inst, Event{State: EventDeleted, Subject: SubjectRedirect, ChangeDate: now})
+	return appendEvent(ctx, tx, inst, eventlog.Event{State: eventlog.Deleted, Subject: eventlog.SubjectRedirect, ChangeDate: now})
 }
 
 func duplicateOrigin(err error, origin string) error {
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return problem.Conflictf("a redirection from %q exists already", origin)
 	}
 	return err
@@ -201,59 +203,4 @@ func (s *Store) DeleteRedirection(ctx context.Context, inst Instance, id int64) 
 		return fmt.Errorf("delete redirection %d: %w", id, err)
 	}
 	return nil
-}
-
-// RedirectionList is the redirections of an instance as the Fetch API
-// reads them, and when they last changed.
-type RedirectionList struct {
-	Items []Redirection
-	// Changed is when the redirections last changed, to the millisecond
-	// (before any change: when the instance was created). A client that
-	// read them at Changed or later is up to date.
-	Changed time.Time
-}
-
-const (
-	redirectsChangedSQL = `SELECT coalesce(
-			(SELECT changed_at FROM redirection_versions WHERE instance_id = $1),
-			(SELECT date_trunc('milliseconds', created_at) FROM instances WHERE id = $1))`
-	readRedirectsSQL = `SELECT id, origin_url, destination_url, status_code, created_at, modified_at
-		FROM redirections WHERE instance_id = $1 ORDER BY id`
-)
-
-// Redirections reads the redirections of inst and when they last changed.
-// The time is read first, so it is never newer than the list.
-func (r *Reader) Redirections(ctx context.Context, inst Instance) (RedirectionList, error) {
-	var out RedirectionList
-	rows, err := r.query(ctx, redirectsChangedSQL, inst.ID)
-	if err != nil {
-		return out, fmt.Errorf("read redirections: %w", err)
-	}
-	if rows.Next() {
-		err = rows.Scan(&out.Changed)
-	}
-	if cerr := rows.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return out, fmt.Errorf("read redirections: %w", err)
-	}
-	out.Changed = out.Changed.UTC()
-	rows, err = r.query(ctx, readRedirectsSQL, inst.ID)
-	if err != nil {
-		return out, fmt.Errorf("read redirections: %w", err)
-	}
-	defer rows.Close()
-	out.Items = []Redirection{}
-	for rows.Next() {
-		var x Redirection
-		if err := rows.Scan(&x.ID, &x.OriginURL, &x.DestinationURL, &x.StatusCode, &x.CreatedAt, &x.Modified); err != nil {
-			return out, fmt.Errorf("read redirections: %w", err)
-		}
-		out.Items = append(out.Items, x)
-	}
-	if err := rows.Err(); err != nil {
-		return out, fmt.Errorf("read redirections: %w", err)
-	}
-	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -58,17 +59,35 @@ func TestRedirectionValidation(t *testing.T) {
 	}
 }
 
+// redirectionList is the redirections and their version, as the Fetch
+// API's reads (package render/source) see them.
+type redirectionList struct {
+	Items   []Redirection
+	Changed time.Time
+}
+
+func (f *fixture) readRedirections() (redirectionList, error) {
+	var l redirectionList
+	err := f.db.GetContext(f.ctx, &l.Changed, `SELECT coalesce(
+			(SELECT changed_at FROM redirection_versions WHERE instance_id = $1),
+			(SELECT date_trunc('milliseconds', created_at) FROM instances WHERE id = $1))`, f.inst.ID)
+	if err != nil {
+		return l, err
+	}
+	l.Changed = l.Changed.UTC()
+	l.Items, err = f.s.Redirections(f.ctx, f.inst)
+	return l, err
+}
+
 func TestRedirections(t *testing.T) {
 	f := newFixture(t)
-	r := f.s.Reader()
-	defer r.Close()
-	list, err := r.Redirections(f.ctx, f.inst)
+	list, err := f.readRedirections()
 	if err != nil || len(list.Items) != 0 || list.Changed.IsZero() || list.Changed.Nanosecond()%int(time.Millisecond) != 0 {
 		t.Fatalf("Redirections of a new instance = %+v, %v; want none, changed when created (ms)", list, err)
 	}
 	before := list.Changed
 
-	changed := ev{State: EventDeleted, Subject: SubjectRedirect, ChangeDate: t0}
+	changed := ev{State: eventlog.Deleted, Subject: eventlog.SubjectRedirect, ChangeDate: t0}
 	mark := f.lastEvent()
 	a, err := f.s.CreateRedirection(f.ctx, f.inst, RedirectionInput{OriginURL: ptr("/old"), DestinationURL: ptr("/new")})
 	if err != nil {
@@ -81,7 +100,7 @@ func TestRedirections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, _ := r.Redirections(f.ctx, f.inst)
+	first, _ := f.readRedirections()
 
 	mark = f.lastEvent()
 	got, err := f.s.UpdateRedirection(f.ctx, f.inst, a.ID, RedirectionInput{StatusCode: ptr(302)})
@@ -95,13 +114,13 @@ func TestRedirections(t *testing.T) {
 	_, err = f.s.UpdateRedirection(f.ctx, f.inst, 999999, RedirectionInput{StatusCode: ptr(301)})
 	wantKind(t, "UpdateRedirection(unknown)", err, problem.NotFound)
 	f.checkEvents("update", mark, changed)
-	second, _ := r.Redirections(f.ctx, f.inst)
+	second, _ := f.readRedirections()
 
 	if err := f.s.DeleteRedirection(f.ctx, f.inst, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	wantKind(t, "DeleteRedirection again", f.s.DeleteRedirection(f.ctx, f.inst, b.ID), problem.NotFound)
-	third, _ := r.Redirections(f.ctx, f.inst)
+	third, _ := f.readRedirections()
 	if len(third.Items) != 1 || third.Items[0].ID != a.ID || third.Items[0].StatusCode != 302 {
 		t.Errorf("Redirections after delete = %+v", third.Items)
 	}

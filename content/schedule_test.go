@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -100,7 +101,7 @@ func TestScheduledItemPublishAndUnpublish(t *testing.T) {
 	if it.PublishAt != nil || it.UnpublishAt == nil {
 		t.Errorf("at the publish date: schedule %v %v, want publishAt cleared and unpublishAt kept", it.PublishAt, it.UnpublishAt)
 	}
-	f.checkEvents("scheduled publish", mark, itemEv(EventPublished, "en-us", "Articles", id, st.VersionID, f.clock))
+	f.checkEvents("scheduled publish", mark, itemEv(eventlog.Published, "en-us", "Articles", id, st.VersionID, f.clock))
 	f.runDue(0)
 
 	mark = f.lastEvent()
@@ -111,7 +112,7 @@ func TestScheduledItemPublishAndUnpublish(t *testing.T) {
 		t.Errorf("after the unpublish date: state %v published %+v unpublishAt %v", it.State, it.Published, it.UnpublishAt)
 	}
 	// A scheduled unpublish is reported as Deleted.
-	f.checkEvents("scheduled unpublish", mark, itemEv(EventDeleted, "en-us", "Articles", id, st.VersionID, f.clock))
+	f.checkEvents("scheduled unpublish", mark, itemEv(eventlog.Deleted, "en-us", "Articles", id, st.VersionID, f.clock))
 	f.runDue(0)
 
 	// When both dates have passed, a run publishes and the next unpublishes.
@@ -125,11 +126,11 @@ func TestScheduledItemPublishAndUnpublish(t *testing.T) {
 	f.runDue(1)
 	f.runDue(1)
 	f.runDue(0)
-	var got []EventState
+	var got []eventlog.State
 	for _, e := range f.eventsAfter(mark) {
 		got = append(got, e.State)
 	}
-	if len(got) != 2 || got[0] != EventPublished || got[1] != EventDeleted {
+	if len(got) != 2 || got[0] != eventlog.Published || got[1] != eventlog.Deleted {
 		t.Errorf("both dates passed: events %v, want Published then Deleted", got)
 	}
 	if it := f.item("en-us", id2); it.State != Unpublished || it.PublishAt != nil || it.UnpublishAt != nil {
@@ -163,8 +164,8 @@ func TestScheduledUnpublishOnly(t *testing.T) {
 		t.Errorf("page after its unpublish date: state %v unpublishAt %v", got.State, got.UnpublishAt)
 	}
 	want := []ev{
-		itemEv(EventDeleted, "en-us", "Articles", st.ContentID, st.VersionID, f.clock),
-		pageEv(EventDeleted, "en-us", p.PageID, 0, f.clock),
+		itemEv(eventlog.Deleted, "en-us", "Articles", st.ContentID, st.VersionID, f.clock),
+		pageEv(eventlog.Deleted, "en-us", p.PageID, 0, f.clock),
 	}
 	if got := simplify(f.eventsAfter(mark)); len(got) != 2 || sortEvs(got)[0] != sortEvs(want)[0] || sortEvs(got)[1] != sortEvs(want)[1] {
 		t.Errorf("scheduled unpublish events:\n got %v\nwant %v", got, want)
@@ -194,8 +195,8 @@ func TestScheduledPagePublish(t *testing.T) {
 		t.Errorf("component of a page published by schedule: state %v", comp.State)
 	}
 	want := sortEvs([]ev{
-		itemEv(EventPublished, "en-us", "teaser_1", c, comp.VersionID, f.clock),
-		pageEv(EventPublished, "en-us", p.PageID, p.VersionID, f.clock),
+		itemEv(eventlog.Published, "en-us", "teaser_1", c, comp.VersionID, f.clock),
+		pageEv(eventlog.Published, "en-us", p.PageID, p.VersionID, f.clock),
 	})
 	if got := sortEvs(simplify(f.eventsAfter(mark))); len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("scheduled page publish events:\n got %v\nwant %v", got, want)
@@ -206,7 +207,7 @@ func TestScheduledPagePublish(t *testing.T) {
 	if got := f.page("en-us", p.PageID); got.State != Unpublished || got.UnpublishAt != nil {
 		t.Errorf("page after its unpublish date: state %v unpublishAt %v", got.State, got.UnpublishAt)
 	}
-	f.checkEvents("scheduled page unpublish", mark, pageEv(EventDeleted, "en-us", p.PageID, 0, f.clock))
+	f.checkEvents("scheduled page unpublish", mark, pageEv(eventlog.Deleted, "en-us", p.PageID, 0, f.clock))
 }
 
 // TestScheduleTheStateRefuses: a due action the state does not allow just
@@ -267,7 +268,7 @@ func TestSchedulesOfSeveralInstances(t *testing.T) {
 	f.runDue(2)
 	for _, e := range f.eventsAfter(mark) {
 		want := map[int64]string{a: "acme", b: "other"}[*e.ContentID]
-		if e.InstanceGuid != want || e.State != EventPublished {
+		if e.InstanceGuid != want || e.State != eventlog.Published {
 			t.Errorf("event %s of item %d: instance %q, want %q", e.State, *e.ContentID, e.InstanceGuid, want)
 		}
 	}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -35,53 +34,15 @@ func NewStore(db *sqlx.DB) *Store {
 // tables beside the content (the publisher, the webhook dispatcher).
 func (s *Store) DB() *sqlx.DB { return s.db }
 
+// Events returns the event log the store's changes are appended to.
+func (s *Store) Events() *eventlog.Log { return eventlog.New(s.db) }
+
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-// Transact runs fn in a transaction, committing when fn returns nil and
-// rolling back otherwise. Serialization failures are retried a few times.
-func Transact(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
-	for attempt := 0; ; attempt++ {
-		err := transactOnce(ctx, db, fn)
-		if attempt < 3 && isRetryable(err) {
-			continue
-		}
-		return err
-	}
-}
-
-func transactOnce(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) (err error) {
-	tx, err := db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if p := recover(); p != nil {
-			tx.Rollback()
-			panic(p)
-		}
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
-	if err = fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// eventWriterLock is the advisory lock every transaction that may write
-// events holds (shared, so writers never wait for each other); readers of
-// the event log use it to tell event writers from other transactions (see
-// schema/005_event_horizon.sql).
-const eventWriterLock = 7301968
-
-// transact runs fn in a transaction that may write events.
-// It records the change's actor and audit note from ctx (change.go).
+// transact runs fn in a transaction that may append events. It records
+// the change's actor and audit note from ctx (change.go).
 func (s *Store) transact(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, eventWriterLock); err != nil {
-			return err
-		}
+	err := eventlog.Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		if err := beginChange(ctx, tx); err != nil {
 			return err
 		}
@@ -91,28 +52,22 @@ func (s *Store) transact(ctx context.Context, fn func(tx *sqlx.Tx) error) error 
 	return err
 }
 
-// Postgres error codes the store classifies.
-const (
-	codeUniqueViolation      = "23505"
-	codeForeignKeyViolation  = "23503"
-	codeSerializationFailure = "40001"
-	codeDeadlockDetected     = "40P01"
-)
+// appendEvent writes e, a change of inst, to the event log inside the
+// change's transaction.
+func appendEvent(ctx context.Context, tx *sqlx.Tx, inst Instance, e eventlog.Event) error {
+	e.InstanceID, e.InstanceGuid = inst.ID, inst.Guid
+	return eventlog.Append(ctx, tx, e)
+}
 
-func pqCode(err error) string {
-	var pe *pq.Error
-	if errors.As(err, &pe) {
-		return string(pe.Code)
+func ptr[T any](v T) *T { return &v }
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
 	}
-	return ""
+	return *p
 }
-
-func isRetryable(err error) bool {
-	c := pqCode(err)
-	return c == codeSerializationFailure || c == codeDeadlockDetected
-}
-
-func isUniqueViolation(err error) bool { return pqCode(err) == codeUniqueViolation }
 
 // notFound turns sql.ErrNoRows into a NotFound problem with the given detail.
 func notFound(err error, format string, args ...any) error {

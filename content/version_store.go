@@ -9,6 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -231,7 +232,7 @@ func rewriteItemCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, h itemHead
 	if err := writeCopy(ctx, tx, h.ContentID, cur); err != nil {
 		return Status{}, err
 	}
-	if err := appendEvent(ctx, tx, inst, itemEvent(h, cur.Locale, EventSaved, v, now)); err != nil {
+	if err := appendEvent(ctx, tx, inst, itemEvent(h, cur.Locale, eventlog.Saved, v, now)); err != nil {
 		return Status{}, err
 	}
 	var copies []copyRow
@@ -291,7 +292,7 @@ func discardItemCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, h itemHead
 	if err := writeCopy(ctx, tx, h.ContentID, c); err != nil {
 		return Status{}, err
 	}
-	if err := appendEvent(ctx, tx, inst, itemEvent(h, c.Locale, EventSaved, c.VersionID, now)); err != nil {
+	if err := appendEvent(ctx, tx, inst, itemEvent(h, c.Locale, eventlog.Saved, c.VersionID, now)); err != nil {
 		return Status{}, err
 	}
 	if err := setAction(ctx, tx, ""); err != nil {
@@ -504,7 +505,7 @@ func (s *Store) DiscardPage(ctx context.Context, inst Instance, locale string, p
 		if err := writePageCopy(ctx, tx, pageID, c); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, tx, inst, pageEvent(pageID, locale, EventSaved, c.VersionID, now)); err != nil {
+		if err := appendEvent(ctx, tx, inst, pageEvent(pageID, locale, eventlog.Saved, c.VersionID, now)); err != nil {
 			return err
 		}
 		st = Status{PageID: pageID, VersionID: c.VersionID, State: Published}

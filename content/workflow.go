@@ -3,6 +3,7 @@ package content
 import (
 	"fmt"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -33,21 +34,21 @@ func (a Action) Role() Role {
 	}
 }
 
-// EventState is the event (and webhook payload state) the action writes.
-func (a Action) EventState() EventState {
+// eventlog.State is the event (and webhook payload state) the action writes.
+func (a Action) EventState() eventlog.State {
 	switch a {
 	case ActionSave:
-		return EventSaved
+		return eventlog.Saved
 	case ActionPublish:
-		return EventPublished
+		return eventlog.Published
 	case ActionRequestApproval:
-		return EventAwaitingApproval
+		return eventlog.AwaitingApproval
 	case ActionApprove:
-		return EventApproved
+		return eventlog.Approved
 	case ActionDecline:
-		return EventDeclined
+		return eventlog.Declined
 	default: // unpublish and delete
-		return EventDeleted
+		return eventlog.Deleted
 	}
 }
 

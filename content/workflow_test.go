@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -111,15 +112,15 @@ func TestActionRoleAndEvent(t *testing.T) {
 	tests := []struct {
 		a     Action
 		role  Role
-		event EventState
+		event eventlog.State
 	}{
-		{ActionSave, RoleEdit, EventSaved},
-		{ActionRequestApproval, RoleEdit, EventAwaitingApproval},
-		{ActionApprove, RolePublish, EventApproved},
-		{ActionDecline, RolePublish, EventDeclined},
-		{ActionPublish, RolePublish, EventPublished},
-		{ActionUnpublish, RolePublish, EventDeleted},
-		{ActionDelete, RolePublish, EventDeleted},
+		{ActionSave, RoleEdit, eventlog.Saved},
+		{ActionRequestApproval, RoleEdit, eventlog.AwaitingApproval},
+		{ActionApprove, RolePublish, eventlog.Approved},
+		{ActionDecline, RolePublish, eventlog.Declined},
+		{ActionPublish, RolePublish, eventlog.Published},
+		{ActionUnpublish, RolePublish, eventlog.Deleted},
+		{ActionDelete, RolePublish, eventlog.Deleted},
 	}
 	if len(tests) != len(Actions) {
 		t.Fatalf("%d actions tested, Actions has %d", len(tests), len(Actions))
@@ -346,7 +347,7 @@ func TestPageWorkflow(t *testing.T) {
 					t.Errorf("%s: published %+v, want none", a, after.Published)
 				}
 				eventVersion := wantVersion
-				if a.EventState() == EventDeleted {
+				if a.EventState() == eventlog.Deleted {
 					eventVersion = 0 // the spec: a deleted page has pageVersionID 0
 				}
 				f.checkEvents(string(a), mark, pageEv(a.EventState(), "en-us", id, eventVersion, t0))

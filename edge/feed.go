@@ -4,35 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/problem"
 )
-
-// FeedKey is the object key of the change feed the publisher writes after
-// every batch of object writes and deletes.
-const FeedKey = "_feed/changes.json"
-
-// Feed is the change feed: the latest changes to objects in the store, each
-// with a sequence number, oldest first. Edges poll it and drop the objects
-// it lists from their caches; a key manifest listed makes them reload it.
-type Feed struct {
-	// Seq is the sequence number of the latest change.
-	Seq int64 `json:"seq"`
-	// Oldest is the sequence number of the oldest change listed. An edge
-	// whose last seen change is older than Oldest-1 may have missed changes
-	// and drops its whole cache.
-	Oldest  int64    `json:"oldest"`
-	Changes []Change `json:"changes"`
-}
-
-// Change is one written or deleted object key in the Feed.
-type Change struct {
-	Seq int64  `json:"seq"`
-	Key string `json:"key"`
-}
 
 // follower follows the change feed for one edge. It is used by one
 // goroutine (Run's).
@@ -47,7 +24,7 @@ type follower struct {
 // since the last one seen.
 func (f *follower) poll(ctx context.Context) error {
 	st := f.s.cfg.Store
-	info, err := st.Stat(ctx, FeedKey)
+	info, err := st.Stat(ctx, delivery.FeedKey)
 	if problem.Is(err, problem.NotFound) {
 		return nil // no publisher has written one yet
 	}
@@ -57,14 +34,14 @@ func (f *follower) poll(ctx context.Context) error {
 	if info.ETag == f.etag {
 		return nil
 	}
-	o, err := st.Get(ctx, FeedKey)
+	o, err := st.Get(ctx, delivery.FeedKey)
 	if problem.Is(err, problem.NotFound) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("read change feed: %w", err)
 	}
-	var feed Feed
+	var feed delivery.Feed
 	if err := json.Unmarshal(o.Body, &feed); err != nil {
 		return fmt.Errorf("decode change feed: %w", err)
 	}
@@ -77,7 +54,7 @@ func (f *follower) poll(ctx context.Context) error {
 // first read, after a gap (changes dropped from the feed before this edge
 // saw them) or when the feed went back (a new database), it cannot know what
 // changed and drops everything.
-func (f *follower) apply(ctx context.Context, feed Feed) {
+func (f *follower) apply(ctx context.Context, feed delivery.Feed) {
 	oldest := feed.Oldest
 	for _, c := range feed.Changes {
 		if oldest == 0 || c.Seq < oldest {
@@ -98,7 +75,7 @@ func (f *follower) apply(ctx context.Context, feed Feed) {
 			if c.Seq <= f.seq {
 				continue
 			}
-			if guid, ok := manifestGuid(c.Key); ok {
+			if guid, ok := delivery.ManifestGuid(c.Key); ok {
 				f.reloadKeys(ctx, guid)
 				continue
 			}
@@ -115,15 +92,6 @@ func (f *follower) reloadKeys(ctx context.Context, guid string) {
 		f.s.log.Warn("reload key manifest", "guid", guid, "err", err)
 		f.s.keys.forget(guid)
 	}
-}
-
-// manifestGuid returns the guid of a key manifest's object key.
-func manifestGuid(key string) (string, bool) {
-	rest, ok := strings.CutPrefix(key, ManifestPrefix)
-	if !ok {
-		return "", false
-	}
-	return strings.CutSuffix(rest, ".json")
 }
 
 // firstReadWait bounds how long Ready waits for Run's first read of the

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/store"
 )
@@ -51,7 +52,7 @@ func TestFeedChanges(t *testing.T) {
 // objects served at once stay cached once the read is done.
 func TestFeedReadBeforeServing(t *testing.T) {
 	mem, _ := site(t)
-	st := &gatedStore{Store: mem, key: edge.FeedKey, open: make(chan struct{})}
+	st := &gatedStore{Store: mem, key: delivery.FeedKey, open: make(chan struct{})}
 	newFeedWriter(t, st).changed()
 	time.AfterFunc(100*time.Millisecond, func() { close(st.open) })
 	e := startEdge(t, st, edge.Config{OriginURL: deadURL(t)})
@@ -73,7 +74,7 @@ func TestFeedReadBeforeServing(t *testing.T) {
 // cached before may be older than a change the feed lists).
 func TestFeedUnreadableAtStart(t *testing.T) {
 	mem, _ := site(t)
-	st := &gatedStore{Store: mem, key: edge.FeedKey, open: make(chan struct{})}
+	st := &gatedStore{Store: mem, key: delivery.FeedKey, open: make(chan struct{})}
 	newFeedWriter(t, st).changed()
 	e := startEdge(t, st, edge.Config{OriginURL: deadURL(t)}) // returns once Ready gives up waiting
 	item := e.url + "/acme/fetch/en-us/item/42"
@@ -111,11 +112,11 @@ func TestFeedGap(t *testing.T) {
 	feed.mu.Lock()
 	for i := 0; i < 5; i++ {
 		feed.feed.Seq++
-		feed.feed.Changes = append(feed.feed.Changes, edge.Change{Seq: feed.feed.Seq, Key: fmt.Sprintf("x/%d.json", i)})
+		feed.feed.Changes = append(feed.feed.Changes, delivery.Change{Seq: feed.feed.Seq, Key: fmt.Sprintf("x/%d.json", i)})
 	}
 	feed.feed.Changes = feed.feed.Changes[len(feed.feed.Changes)-3:]
 	feed.feed.Oldest = feed.feed.Changes[0].Seq
-	putJSON(t, st, edge.FeedKey, feed.feed)
+	putJSON(t, st, delivery.FeedKey, feed.feed)
 	feed.mu.Unlock()
 	waitFor(t, 10*time.Second, "whole cache dropped", func() bool {
 		return string(get(t, list, fetchKey).body) == `{"items":[1],"totalCount":1}`
@@ -124,7 +125,7 @@ func TestFeedGap(t *testing.T) {
 	// A feed that goes back (a new database behind the publisher) drops
 	// everything too.
 	put(t, st, "acme/fetch/en-us/list/posts/d1,take10,skip0.json", `{"items":[2],"totalCount":1}`)
-	putJSON(t, st, edge.FeedKey, edge.Feed{Seq: 1, Oldest: 1, Changes: []edge.Change{{Seq: 1, Key: "y/1.json"}}})
+	putJSON(t, st, delivery.FeedKey, delivery.Feed{Seq: 1, Oldest: 1, Changes: []delivery.Change{{Seq: 1, Key: "y/1.json"}}})
 	waitFor(t, 10*time.Second, "whole cache dropped", func() bool {
 		return string(get(t, list, fetchKey).body) == `{"items":[2],"totalCount":1}`
 	})
@@ -144,7 +145,7 @@ func TestKeyRevoked(t *testing.T) {
 	}
 	start := time.Now()
 	putManifest(t, st, guid, key{secret: fetchKey, typ: "fetch", disabled: true})
-	feed.changed(edge.ManifestKeyOf(guid))
+	feed.changed(delivery.ManifestKey(guid))
 	waitFor(t, 10*time.Second, "revoked key refused", func() bool { return get(t, item, fetchKey).status == 401 })
 	t.Logf("revoked key refused %v after the manifest was written (feed poll 50 ms)", time.Since(start))
 
@@ -152,7 +153,7 @@ func TestKeyRevoked(t *testing.T) {
 	// manifest (requests went to the origin) gets its keys checked once the
 	// publisher writes one.
 	putManifest(t, st, guid, key{secret: "new", typ: "fetch"})
-	feed.changed(edge.ManifestKeyOf(guid))
+	feed.changed(delivery.ManifestKey(guid))
 	waitFor(t, 10*time.Second, "new key accepted", func() bool { return get(t, item, "new").status == 200 })
 
 	if r := get(t, e.url+"/later/fetch/en-us/item/1", "k"); r.status != 503 {
@@ -160,7 +161,7 @@ func TestKeyRevoked(t *testing.T) {
 	}
 	put(t, st, "later/fetch/en-us/item/1/d1.json", `{"later":1}`)
 	putManifest(t, st, "later", key{secret: "k", typ: "fetch"})
-	feed.changed("later/fetch/en-us/item/1/d1.json", edge.ManifestKeyOf("later"))
+	feed.changed("later/fetch/en-us/item/1/d1.json", delivery.ManifestKey("later"))
 	waitFor(t, 10*time.Second, "new instance served", func() bool { return get(t, e.url+"/later/fetch/en-us/item/1", "k").status == 200 })
 	if r := get(t, e.url+"/later/fetch/en-us/item/1", "bad"); r.status != 401 {
 		t.Errorf("bad key of the new instance: %d, want 401", r.status)

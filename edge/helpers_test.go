@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/store"
 )
@@ -177,11 +178,11 @@ func hashSecret(secret string) string {
 // putManifest writes guid's key manifest.
 func putManifest(t testing.TB, st store.Store, guid string, keys ...key) {
 	t.Helper()
-	m := edge.Manifest{Guid: guid, Keys: []edge.ManifestKey{}}
+	m := delivery.Manifest{Guid: guid, Keys: []delivery.ManifestEntry{}}
 	for _, k := range keys {
-		m.Keys = append(m.Keys, edge.ManifestKey{Hash: hashSecret(k.secret), Type: k.typ, ExpiresAt: k.expires, Enabled: !k.disabled})
+		m.Keys = append(m.Keys, delivery.ManifestEntry{Hash: hashSecret(k.secret), Type: k.typ, ExpiresAt: k.expires, Enabled: !k.disabled})
 	}
-	putJSON(t, st, edge.ManifestKeyOf(guid), m)
+	putJSON(t, st, delivery.ManifestKey(guid), m)
 }
 
 func putJSON(t testing.TB, st store.Store, key string, v any) {
@@ -203,11 +204,11 @@ type feedWriter struct {
 	max int
 
 	mu   sync.Mutex
-	feed edge.Feed
+	feed delivery.Feed
 }
 
 func newFeedWriter(t testing.TB, st store.Store) *feedWriter {
-	return &feedWriter{t: t, st: st, max: 2000, feed: edge.Feed{Changes: []edge.Change{}}}
+	return &feedWriter{t: t, st: st, max: 2000, feed: delivery.Feed{Changes: []delivery.Change{}}}
 }
 
 // changed lists keys as changed and writes the feed.
@@ -217,7 +218,7 @@ func (w *feedWriter) changed(keys ...string) {
 	defer w.mu.Unlock()
 	for _, k := range keys {
 		w.feed.Seq++
-		w.feed.Changes = append(w.feed.Changes, edge.Change{Seq: w.feed.Seq, Key: k})
+		w.feed.Changes = append(w.feed.Changes, delivery.Change{Seq: w.feed.Seq, Key: k})
 	}
 	if n := len(w.feed.Changes); n > w.max {
 		w.feed.Changes = w.feed.Changes[n-w.max:]
@@ -225,7 +226,7 @@ func (w *feedWriter) changed(keys ...string) {
 	if len(w.feed.Changes) > 0 {
 		w.feed.Oldest = w.feed.Changes[0].Seq
 	}
-	putJSON(w.t, w.st, edge.FeedKey, w.feed)
+	putJSON(w.t, w.st, delivery.FeedKey, w.feed)
 }
 
 // waitFor calls cond until it is true, for at most limit (a bound on the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/fetch"
@@ -36,7 +37,7 @@ type published struct {
 	bodies               map[string]string // URL -> body the origin answered
 	storeDir             string
 	st                   store.Store
-	manifest             edge.Manifest
+	manifest             delivery.Manifest
 }
 
 // publishDemo fills a fresh database with the demo site, publishes it into
@@ -169,7 +170,7 @@ func publishDemo(t *testing.T) *published {
 	if err := pub.PublishKeys(ctx, p.guid); err != nil {
 		t.Fatal(err)
 	}
-	m, err := st.Get(ctx, edge.ManifestKeyOf(p.guid))
+	m, err := st.Get(ctx, delivery.ManifestKey(p.guid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,9 +331,9 @@ func TestWithoutDatabase(t *testing.T) {
 			p.manifest.Keys[i].Enabled = false
 		}
 	}
-	putJSON(t, p.st, edge.ManifestKeyOf(p.guid), p.manifest)
+	putJSON(t, p.st, delivery.ManifestKey(p.guid), p.manifest)
 	seq := feedSeq(t, p.st) + 1
-	putJSON(t, p.st, edge.FeedKey, edge.Feed{Seq: seq, Oldest: seq, Changes: []edge.Change{{Seq: seq, Key: edge.ManifestKeyOf(p.guid)}}})
+	putJSON(t, p.st, delivery.FeedKey, delivery.Feed{Seq: seq, Oldest: seq, Changes: []delivery.Change{{Seq: seq, Key: delivery.ManifestKey(p.guid)}}})
 	took := waitFor(t, 10*time.Second, "revoked key refused", func() bool { return get(t, base+item, p.fetchKey).status == 401 })
 	t.Logf("revoked key refused %v after the manifest and feed were written (feed poll 20 ms)", took)
 }

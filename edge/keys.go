@@ -13,35 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
 )
-
-// Manifest is the key manifest of one instance, the object
-// ManifestKey(guid) that the publisher writes whenever an API key changes:
-// what an edge needs to check Fetch API keys without the database. It holds
-// hashes, never the keys.
-type Manifest struct {
-	Guid string        `json:"guid"`
-	Keys []ManifestKey `json:"keys"`
-}
-
-// ManifestKey is one API key in a Manifest.
-type ManifestKey struct {
-	// Hash is the hex SHA-256 of the key (content.HashSecret).
-	Hash string `json:"hash"`
-	// Type is "fetch" or "preview".
-	Type string `json:"type"`
-	// ExpiresAt is when the key stops working; nil never.
-	ExpiresAt *time.Time `json:"expiresAt"`
-	Enabled   bool       `json:"enabled"`
-}
-
-// ManifestPrefix is the key prefix of the key manifests in the store.
-const ManifestPrefix = "_keys/"
-
-// ManifestKeyOf is the object key of instance guid's key manifest.
-func ManifestKeyOf(guid string) string { return ManifestPrefix + strings.ToLower(guid) + ".json" }
 
 // errNoManifest means the edge cannot check keys of an instance (no
 // manifest in the store, or the store failing): the request goes to the
@@ -71,15 +46,9 @@ type keyring struct {
 // takes no lock. It keeps in memory the secrets that requests carried,
 // which only ever passed through the edge's memory before.
 type instanceKeys struct {
-	keys    map[[sha256.Size]byte]apiKey
-	known   atomic.Pointer[map[string]apiKey]
+	keys    map[[sha256.Size]byte]delivery.Key
+	known   atomic.Pointer[map[string]delivery.Key]
 	missing bool
-}
-
-type apiKey struct {
-	typ     string
-	expires time.Time // zero: never
-	enabled bool
 }
 
 // maxInstances bounds the manifests held, against a flood of made-up guids.
@@ -95,7 +64,7 @@ func newKeyring(st store.Store) *keyring {
 // errNoManifest when the instance has no manifest to check against.
 func (kr *keyring) check(ctx context.Context, guid string, secret []byte, apiType string, now time.Time) error {
 	if len(secret) == 0 {
-		return problem.Unauthorizedf("missing APIKey header")
+		return delivery.MissingKey()
 	}
 	ik, err := kr.instance(ctx, guid)
 	if err != nil {
@@ -107,21 +76,14 @@ func (kr *keyring) check(ctx context.Context, guid string, secret []byte, apiTyp
 // verify checks secret against the keys of instance guid (see check).
 func (ik *instanceKeys) verify(guid string, secret []byte, apiType string, now time.Time) error {
 	k, ok := ik.lookup(secret)
-	switch {
-	case !ok:
-		return problem.Unauthorizedf("the API key is not valid for instance %q", guid)
-	case !k.enabled:
-		return problem.Unauthorizedf("the API key is disabled")
-	case !k.expires.IsZero() && !now.Before(k.expires):
-		return problem.Unauthorizedf("the API key has expired")
-	case k.typ != apiType:
-		return problem.Forbiddenf("a %s key cannot read the %s API; use a %s key", k.typ, apiType, apiType)
+	if !ok {
+		return delivery.CheckKey(guid, nil, apiType, now)
 	}
-	return nil
+	return delivery.CheckKey(guid, &k, apiType, now)
 }
 
 // lookup returns the key whose secret is secret.
-func (ik *instanceKeys) lookup(secret []byte) (apiKey, bool) {
+func (ik *instanceKeys) lookup(secret []byte) (delivery.Key, bool) {
 	if m := ik.known.Load(); m != nil {
 		if k, ok := (*m)[string(secret)]; ok { // no allocation: the conversion is only a lookup key
 			return k, true
@@ -129,11 +91,11 @@ func (ik *instanceKeys) lookup(secret []byte) (apiKey, bool) {
 	}
 	k, ok := ik.keys[sha256.Sum256(secret)]
 	if !ok {
-		return apiKey{}, false
+		return delivery.Key{}, false
 	}
 	for {
 		old := ik.known.Load()
-		m := make(map[string]apiKey, 1)
+		m := make(map[string]delivery.Key, 1)
 		if old != nil {
 			m = maps.Clone(*old)
 		}
@@ -202,26 +164,26 @@ func (kr *keyring) reloadLocked(ctx context.Context, guid string) (*instanceKeys
 
 // read reads and decodes guid's manifest.
 func (kr *keyring) read(ctx context.Context, guid string) (*instanceKeys, error) {
-	o, err := kr.store.Get(ctx, ManifestKeyOf(guid))
+	o, err := kr.store.Get(ctx, delivery.ManifestKey(guid))
 	if problem.Is(err, problem.NotFound) {
 		return &instanceKeys{missing: true}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read key manifest of %s: %w", guid, err)
 	}
-	var m Manifest
+	var m delivery.Manifest
 	if err := json.Unmarshal(o.Body, &m); err != nil {
 		return nil, fmt.Errorf("decode key manifest of %s: %w", guid, err)
 	}
-	ik := &instanceKeys{keys: make(map[[sha256.Size]byte]apiKey, len(m.Keys))}
+	ik := &instanceKeys{keys: make(map[[sha256.Size]byte]delivery.Key, len(m.Keys))}
 	for _, k := range m.Keys {
 		var h [sha256.Size]byte
 		if n, err := hex.Decode(h[:], []byte(k.Hash)); err != nil || n != len(h) {
 			return nil, fmt.Errorf("key manifest of %s: hash %q is not a hex SHA-256", guid, k.Hash)
 		}
-		ak := apiKey{typ: k.Type, enabled: k.Enabled}
+		ak := delivery.Key{Type: k.Type, Enabled: k.Enabled}
 		if k.ExpiresAt != nil {
-			ak.expires = *k.ExpiresAt
+			ak.Expires = *k.ExpiresAt
 		}
 		ik.keys[h] = ak
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/store"
 )
@@ -49,7 +50,7 @@ func TestKeyRemembered(t *testing.T) {
 	now = expires.Add(-time.Minute)
 	mu.Unlock()
 	putManifest(t, st, guid, key{secret: fetchKey, typ: "fetch", disabled: true}, key{secret: previewKey, typ: "fetch"})
-	feed.changed(edge.ManifestKeyOf(guid))
+	feed.changed(delivery.ManifestKey(guid))
 	waitFor(t, 10*time.Second, "disabled key refused", func() bool { return get(t, item, fetchKey).status == 401 })
 	if r := get(t, item, previewKey); r.status != 200 {
 		t.Fatalf("key whose type changed to fetch: GET = %d %s, want 200", r.status, r.body)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/internal/pgtest"
@@ -122,14 +123,14 @@ func TestPublishedToEdges(t *testing.T) {
 // there is none yet).
 func feedSeq(t *testing.T, st store.Store) int64 {
 	t.Helper()
-	o, err := st.Get(context.Background(), edge.FeedKey)
+	o, err := st.Get(context.Background(), delivery.FeedKey)
 	if problem.Is(err, problem.NotFound) {
 		return 0
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	var f edge.Feed
+	var f delivery.Feed
 	if err := json.Unmarshal(o.Body, &f); err != nil {
 		t.Fatal(err)
 	}

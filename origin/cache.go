@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/eventlog"
 )
 
 // renderCache keeps rendered fetch answers in memory, bounded in bytes, so
@@ -149,9 +149,10 @@ func (rc *renderCache) invalidate(guid string) {
 // cancelled, reading it every interval: it drops the cached answers of the
 // instances that changed, and the cached sites of those whose locales did.
 func (s *Server) watch(ctx context.Context, interval time.Duration) {
-	var pos content.Position
+	var pos eventlog.Position
+	events := s.store.Events()
 	for {
-		p, err := s.store.EventLogEnd(ctx)
+		p, err := events.End(ctx)
 		if err == nil {
 			pos = p
 			break
@@ -162,7 +163,7 @@ func (s *Server) watch(ctx context.Context, interval time.Duration) {
 		}
 	}
 	for sleep(ctx, interval) {
-		evs, err := s.store.EventsSince(ctx, pos, 1000)
+		evs, err := events.Since(ctx, pos, 1000)
 		if err != nil {
 			if ctx.Err() == nil {
 				s.log.Warn("render cache: read events", "err", err)
@@ -172,7 +173,7 @@ func (s *Server) watch(ctx context.Context, interval time.Duration) {
 		changed, locales := map[string]bool{}, map[string]bool{}
 		for _, e := range evs {
 			changed[e.InstanceGuid] = true
-			if e.Subject == content.SubjectLocale {
+			if e.Subject == eventlog.SubjectLocale {
 				locales[e.InstanceGuid] = true
 			}
 			pos = e.Position()

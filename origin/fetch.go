@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -16,14 +17,6 @@ import (
 // the tags of what it embeds (sent as a Surrogate-Key header so that a CDN
 // can purge by tag).
 type RenderFunc func(ctx context.Context, req fetch.Request) (body []byte, tags []string, err error)
-
-// Cache policy of Fetch API answers. A fetch answer may be kept by a CDN
-// briefly and served stale while it revalidates or while the origin is
-// down; preview is never stored.
-const (
-	cacheFetch   = "public, max-age=0, s-maxage=30, stale-while-revalidate=60, stale-if-error=86400"
-	cachePreview = "no-store"
-)
 
 // serveFetch answers a Fetch API request: parse, check the key, limit the
 // rate, render.
@@ -51,12 +44,12 @@ func (s *Server) serveFetch(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderETag, e.etag)
 	if req.Cacheable() {
-		c.Set(fiber.HeaderCacheControl, cacheFetch)
+		c.Set(fiber.HeaderCacheControl, delivery.FetchCacheControl)
 		if len(e.tags) > 0 {
 			c.Set("Surrogate-Key", strings.Join(e.tags, " "))
 		}
 	} else {
-		c.Set(fiber.HeaderCacheControl, cachePreview)
+		c.Set(fiber.HeaderCacheControl, delivery.NoStore)
 	}
 	if inm := c.Get(fiber.HeaderIfNoneMatch); inm != "" && etagMatch(inm, e.etag) {
 		return c.SendStatus(fiber.StatusNotModified)

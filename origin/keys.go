@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -39,7 +40,7 @@ func newKeyCache(store *content.Store, ttl time.Duration) *keyCache {
 // key's cache identity (its hash), for rate limiting.
 func (kc *keyCache) check(ctx context.Context, guid, secret, apiType string) ([32]byte, error) {
 	if secret == "" {
-		return [32]byte{}, problem.Unauthorizedf("missing APIKey header")
+		return [32]byte{}, delivery.MissingKey()
 	}
 	id := sha256.Sum256([]byte(guid + "\x00" + secret))
 	now := kc.now()
@@ -63,17 +64,14 @@ func (kc *keyCache) check(ctx context.Context, guid, secret, apiType string) ([3
 		kc.entries[id] = e
 		kc.mu.Unlock()
 	}
-	switch {
-	case e.key == nil:
-		return id, problem.Unauthorizedf("the API key is not valid for instance %q", guid)
-	case !e.key.Enabled:
-		return id, problem.Unauthorizedf("the API key is disabled")
-	case !e.key.Usable(now):
-		return id, problem.Unauthorizedf("the API key has expired")
-	case e.key.Type != apiType:
-		return id, problem.Forbiddenf("a %s key cannot read the %s API; use a %s key", e.key.Type, apiType, apiType)
+	if e.key == nil {
+		return id, delivery.CheckKey(guid, nil, apiType, now)
 	}
-	return id, nil
+	k := delivery.Key{Type: e.key.Type, Enabled: e.key.Enabled}
+	if e.key.ExpiresAt != nil {
+		k.Expires = *e.key.ExpiresAt
+	}
+	return id, delivery.CheckKey(guid, &k, apiType, now)
 }
 
 // forget drops the cached keys of instance guid.

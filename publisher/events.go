@@ -11,8 +11,9 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
 )
@@ -27,12 +28,12 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 		return 0, err
 	}
 	defer l.release()
-	evs, err := content.ReadEvents(ctx, p.db, Consumer, p.cfg.BatchSize)
+	evs, err := eventlog.Read(ctx, p.db, Consumer, p.cfg.BatchSize)
 	if err != nil || len(evs) == 0 {
 		return 0, err
 	}
 	var order []string
-	byInstance := map[string][]content.Event{}
+	byInstance := map[string][]eventlog.Event{}
 	for _, e := range evs {
 		if _, ok := byInstance[e.InstanceGuid]; !ok {
 			order = append(order, e.InstanceGuid)
@@ -80,16 +81,16 @@ const insertConfirmationsSQL = `INSERT INTO event_confirmations (event_id)
 
 // confirm records that the events' objects are in the store and moves the
 // cursor past them.
-func (p *Publisher) confirm(ctx context.Context, evs []content.Event) error {
+func (p *Publisher) confirm(ctx context.Context, evs []eventlog.Event) error {
 	ids := make([]int64, len(evs))
 	for i, e := range evs {
 		ids[i] = e.ID
 	}
-	return content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	return pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, insertConfirmationsSQL, pq.Array(ids)); err != nil {
 			return fmt.Errorf("confirm events: %w", err)
 		}
-		return content.AckEvents(ctx, tx, Consumer, evs[len(evs)-1])
+		return eventlog.Ack(ctx, tx, Consumer, evs[len(evs)-1])
 	})
 }
 
@@ -112,7 +113,7 @@ func (pl *plan) tag(guid, locale, tag string) { pl.affected[qualified(guid, loca
 
 // publishEvents renders and writes what one instance's events affect and
 // returns the outcome and the tags to purge from a CDN.
-func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []content.Event) (outcome, []string, error) {
+func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventlog.Event) (outcome, []string, error) {
 	site, err := render.LoadSite(ctx, p.content, guid)
 	if problem.Is(err, problem.NotFound) {
 		return outcome{}, nil, nil // the instance is gone
@@ -169,18 +170,18 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []conten
 // a page in every locale. publishEvents writes them before it plans the
 // rest, so that edges serve them without waiting for the objects that
 // embed them.
-func ownRequests(site render.Site, evs []content.Event) []fetch.Request {
+func ownRequests(site render.Site, evs []eventlog.Event) []fetch.Request {
 	guid := site.Instance.Guid
 	var reqs []fetch.Request
 	for _, e := range evs {
 		switch e.Subject {
-		case content.SubjectItem:
-			if (e.State == content.EventPublished || e.State == content.EventDeleted) && e.Locale != nil && e.ContentID != nil {
+		case eventlog.SubjectItem:
+			if (e.State == eventlog.Published || e.State == eventlog.Deleted) && e.Locale != nil && e.ContentID != nil {
 				reqs = append(reqs, itemRequest(guid, *e.Locale, *e.ContentID))
 			}
-		case content.SubjectPage:
+		case eventlog.SubjectPage:
 			switch e.State {
-			case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
+			case eventlog.AwaitingApproval, eventlog.Approved, eventlog.Declined:
 				continue
 			}
 			if e.PageID != nil {
@@ -239,7 +240,7 @@ const (
 //
 // Saves, approvals and declines of items change no published content and
 // are skipped, as are redirections (not maintained).
-func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Event) (*plan, error) {
+func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.Event) (*plan, error) {
 	guid := site.Instance.Guid
 	pl := &plan{affected: map[string]bool{}}
 	checks := map[[2]string]bool{}    // (locale, container) whose membership may have changed
@@ -248,19 +249,19 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 	locales := map[string]bool{} // lower-case codes of locales added or removed
 	for _, e := range evs {
 		switch e.Subject {
-		case content.SubjectLocale:
+		case eventlog.SubjectLocale:
 			if e.Locale != nil {
 				locales[strings.ToLower(*e.Locale)] = true
 			}
-		case content.SubjectChannel:
+		case eventlog.SubjectChannel:
 			if e.Locale == nil || e.ReferenceName == nil {
 				continue
 			}
 			ch := strings.ToLower(*e.ReferenceName)
 			pl.tag(guid, *e.Locale, render.ChannelTag(ch))
 			pl.reqs = append(pl.reqs, sitemapRequest(guid, *e.Locale, ch, false), sitemapRequest(guid, *e.Locale, ch, true))
-		case content.SubjectItem:
-			if (e.State != content.EventPublished && e.State != content.EventDeleted) || e.Locale == nil || e.ContentID == nil {
+		case eventlog.SubjectItem:
+			if (e.State != eventlog.Published && e.State != eventlog.Deleted) || e.Locale == nil || e.ContentID == nil {
 				continue
 			}
 			pl.tag(guid, *e.Locale, render.ItemTag(*e.ContentID))
@@ -269,7 +270,7 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 				pl.tag(guid, *e.Locale, render.ContainerTag(*e.ReferenceName))
 				checks[[2]string{*e.Locale, strings.ToLower(*e.ReferenceName)}] = true
 			}
-		case content.SubjectList:
+		case eventlog.SubjectList:
 			if e.Locale == nil || e.ReferenceName == nil {
 				continue
 			}
@@ -277,16 +278,16 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []content.Ev
 			c := [2]string{*e.Locale, strings.ToLower(*e.ReferenceName)}
 			checks[c] = true
 			reordered[c] = true
-		case content.SubjectModel, content.SubjectPageModel:
+		case eventlog.SubjectModel, eventlog.SubjectPageModel:
 			if e.Locale == nil || e.ReferenceName == nil {
 				continue
 			}
 			if err := p.modelRequests(ctx, site, e, pl, checks); err != nil {
 				return nil, err
 			}
-		case content.SubjectPage:
+		case eventlog.SubjectPage:
 			switch e.State {
-			case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
+			case eventlog.AwaitingApproval, eventlog.Approved, eventlog.Declined:
 				continue
 			}
 			if e.PageID == nil {
@@ -566,9 +567,9 @@ const (
 // everything that shows an item of the model (objects tagged with the
 // item, which includes the pages that show it as a component, and its
 // container), or, for a page model, its pages and their sitemaps.
-func (p *Publisher) modelRequests(ctx context.Context, site render.Site, e content.Event, pl *plan, checks map[[2]string]bool) error {
+func (p *Publisher) modelRequests(ctx context.Context, site render.Site, e eventlog.Event, pl *plan, checks map[[2]string]bool) error {
 	guid, loc := site.Instance.Guid, *e.Locale
-	if e.Subject == content.SubjectPageModel {
+	if e.Subject == eventlog.SubjectPageModel {
 		var pages []struct {
 			PageID  int64  `db:"page_id"`
 			Channel string `db:"channel"`

@@ -10,34 +10,11 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
 )
-
-// FeedKey is the key of the change feed object edges poll.
-const FeedKey = "_feed/changes.json"
-
-// Feed is the change feed object: the latest FeedSize changed keys (written
-// or deleted objects, and key manifests), oldest first. Seq numbers only
-// grow, and a change is listed only once every change with a smaller seq
-// is listed too, so an edge that remembers the Seq it last read can drop
-// from its cache exactly the keys listed after it; when that Seq is older
-// than Oldest, changes were missed and it drops everything.
-type Feed struct {
-	// Seq is the seq of the latest change (0 before the first).
-	Seq int64 `json:"seq"`
-	// Oldest is the seq of the first change listed (0 when none is).
-	Oldest int64 `json:"oldest"`
-	// Changes are the listed changes, by seq ascending.
-	Changes []Change `json:"changes"`
-}
-
-// Change is one changed key of the feed.
-type Change struct {
-	Seq int64  `json:"seq"`
-	Key string `json:"key"`
-}
 
 const (
 	// assignPositionsSQL gives feed positions to the committed changes that
@@ -80,7 +57,7 @@ func (p *Publisher) flushFeed(ctx context.Context, upTo int64) (waiting bool, er
 	if !pending {
 		return false, p.ensureFeed(ctx)
 	}
-	err = content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	err = pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
 			return fmt.Errorf("flush feed: lock: %w", err)
 		}
@@ -153,10 +130,10 @@ func (p *Publisher) ensureFeed(ctx context.Context) error {
 	if p.feedChecked.Load() {
 		return nil
 	}
-	_, err := p.store.Stat(ctx, FeedKey)
+	_, err := p.store.Stat(ctx, delivery.FeedKey)
 	switch {
 	case problem.Is(err, problem.NotFound):
-		err = content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+		err = pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
 				return fmt.Errorf("flush feed: lock: %w", err)
 			}
@@ -179,9 +156,9 @@ func (p *Publisher) writeFeed(ctx context.Context, q sqlx.QueryerContext) error 
 	if err := sqlx.SelectContext(ctx, q, &rows, latestChangesSQL, p.cfg.FeedSize); err != nil {
 		return fmt.Errorf("flush feed: %w", err)
 	}
-	f := Feed{Changes: make([]Change, len(rows))}
+	f := delivery.Feed{Changes: make([]delivery.Change, len(rows))}
 	for i, r := range rows {
-		f.Changes[i] = Change{Seq: r.Pos, Key: r.Key}
+		f.Changes[i] = delivery.Change{Seq: r.Pos, Key: r.Key}
 	}
 	slices.Reverse(f.Changes)
 	if n := len(f.Changes); n > 0 {
@@ -191,7 +168,7 @@ func (p *Publisher) writeFeed(ctx context.Context, q sqlx.QueryerContext) error 
 	if err != nil {
 		return err
 	}
-	if _, err := p.store.Put(ctx, store.Object{Key: FeedKey, Body: body, ContentType: contentType, CacheControl: "no-store"}); err != nil {
+	if _, err := p.store.Put(ctx, store.Object{Key: delivery.FeedKey, Body: body, ContentType: delivery.ContentType, CacheControl: delivery.NoStore}); err != nil {
 		return fmt.Errorf("flush feed: %w", err)
 	}
 	return nil

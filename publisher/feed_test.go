@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 )
 
 // TestFeedNotHeldBack checks that a change is listed as soon as it commits:
@@ -68,7 +69,7 @@ func TestFeedNotHeldBack(t *testing.T) {
 			t.Errorf("feed out of order at %d: %d after %d", i, c.Seq, g.Changes[i-1].Seq)
 		}
 	}
-	if !slices.ContainsFunc(g.Changes, func(c Change) bool { return c.Key == own && c.Seq == ownSeq }) {
+	if !slices.ContainsFunc(g.Changes, func(c delivery.Change) bool { return c.Key == own && c.Seq == ownSeq }) {
 		t.Errorf("%s moved in the feed: want it at %d", own, ownSeq)
 	}
 }
@@ -133,7 +134,7 @@ func TestOwnObjectsListedFirst(t *testing.T) {
 }
 
 // listedAfter returns the seq at which f lists key above after, or 0.
-func listedAfter(f Feed, key string, after int64) int64 {
+func listedAfter(f delivery.Feed, key string, after int64) int64 {
 	for _, c := range f.Changes {
 		if c.Key == key && c.Seq > after {
 			return c.Seq

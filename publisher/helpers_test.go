@@ -17,6 +17,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/problem"
@@ -305,7 +306,7 @@ func (e *env) check(t testing.TB) {
 		if want := qualify(e.guid, req.Locale, res.Tags); !slices.Equal(o.Tags, want) {
 			t.Errorf("%s: tags %v, want %v", key, o.Tags, want)
 		}
-		if o.ContentType != contentType || o.CacheControl != cacheControl {
+		if o.ContentType != delivery.ContentType || o.CacheControl != delivery.FetchCacheControl {
 			t.Errorf("%s: content type %q, cache control %q", key, o.ContentType, o.CacheControl)
 		}
 		if failures > 10 {

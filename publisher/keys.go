@@ -9,30 +9,11 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
 )
-
-// ManifestKey is the key of instance guid's API key manifest.
-func ManifestKey(guid string) string { return "_keys/" + guid + ".json" }
-
-// Manifest is an instance's API key manifest: what an edge needs to check a
-// Fetch API key without the database. It holds hashes, never keys.
-type Manifest struct {
-	Guid string          `json:"guid"`
-	Keys []ManifestEntry `json:"keys"`
-}
-
-// ManifestEntry is one API key of a Manifest: the hex SHA-256 of the secret
-// (content.HashSecret), its type ("fetch" or "preview"), its expiry (nil:
-// none) and whether it is enabled.
-type ManifestEntry struct {
-	Hash      string     `json:"hash"`
-	Type      string     `json:"type"`
-	ExpiresAt *time.Time `json:"expiresAt"`
-	Enabled   bool       `json:"enabled"`
-}
 
 // keyDigestsSQL summarises every instance's keys, so that one query tells
 // which manifests may be out of date.
@@ -97,12 +78,12 @@ func (p *Publisher) followKeys(ctx context.Context, wake chan string) {
 // feed and flushes the feed. Writers of one manifest are serialised, and
 // each reads the keys under the lock, so the last write is the newest.
 func (p *Publisher) PublishKeys(ctx context.Context, guid string) error {
-	key := ManifestKey(guid)
+	key := delivery.ManifestKey(guid)
 	if store.CheckKey(key) != nil {
 		return nil // not a guid
 	}
 	changed := false
-	err := content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockSpace+2, guid); err != nil {
 			return err
 		}
@@ -123,9 +104,9 @@ func (p *Publisher) PublishKeys(ctx context.Context, guid string) error {
 		if err != nil {
 			return err
 		}
-		m := Manifest{Guid: inst.Guid, Keys: make([]ManifestEntry, len(keys))}
+		m := delivery.Manifest{Guid: inst.Guid, Keys: make([]delivery.ManifestEntry, len(keys))}
 		for i, k := range keys {
-			m.Keys[i] = ManifestEntry{Hash: hex.EncodeToString(k.Hash), Type: k.Type, Enabled: k.Enabled}
+			m.Keys[i] = delivery.ManifestEntry{Hash: hex.EncodeToString(k.Hash), Type: k.Type, Enabled: k.Enabled}
 			if k.ExpiresAt != nil {
 				at := k.ExpiresAt.UTC()
 				m.Keys[i].ExpiresAt = &at
@@ -135,7 +116,7 @@ func (p *Publisher) PublishKeys(ctx context.Context, guid string) error {
 		if err != nil {
 			return err
 		}
-		changed, err = p.store.Put(ctx, store.Object{Key: key, Body: body, ContentType: contentType, CacheControl: "no-store"})
+		changed, err = p.store.Put(ctx, store.Object{Key: key, Body: body, ContentType: delivery.ContentType, CacheControl: delivery.NoStore})
 		if err != nil {
 			return err
 		}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/render"
@@ -251,11 +252,11 @@ func TestOlderRenderNeverOverwrites(t *testing.T) {
 }
 
 // readFeed reads the feed object.
-func (e *env) readFeed(t *testing.T) Feed {
+func (e *env) readFeed(t *testing.T) delivery.Feed {
 	t.Helper()
-	o, err := e.store.Get(e.ctx, FeedKey)
+	o, err := e.store.Get(e.ctx, delivery.FeedKey)
 	e.must(err)
-	var f Feed
+	var f delivery.Feed
 	e.must(json.Unmarshal(o.Body, &f))
 	return f
 }
@@ -277,7 +278,7 @@ func TestFeed(t *testing.T) {
 	if len(f.Changes) != 50 {
 		t.Fatalf("feed lists %d changes, want FeedSize 50", len(f.Changes))
 	}
-	checkOrder := func(f Feed) {
+	checkOrder := func(f delivery.Feed) {
 		t.Helper()
 		for i, c := range f.Changes {
 			if i > 0 && c.Seq <= f.Changes[i-1].Seq {
@@ -336,18 +337,18 @@ func TestKeyManifest(t *testing.T) {
 	go func() { p.Run(ctx); close(done) }()
 	defer func() { stop(); <-done }()
 
-	manifest := func() Manifest {
-		o, err := e.store.Get(e.ctx, ManifestKey(e.guid))
+	manifest := func() delivery.Manifest {
+		o, err := e.store.Get(e.ctx, delivery.ManifestKey(e.guid))
 		if err != nil {
-			return Manifest{}
+			return delivery.Manifest{}
 		}
-		var m Manifest
+		var m delivery.Manifest
 		e.must(json.Unmarshal(o.Body, &m))
 		return m
 	}
 	// waitFor polls until the manifest satisfies ok, and reports how long
 	// it took (a benchmark measures it; this test only logs it).
-	waitFor := func(what string, ok func(Manifest) bool) {
+	waitFor := func(what string, ok func(delivery.Manifest) bool) {
 		t.Helper()
 		start := time.Now()
 		for !ok(manifest()) {
@@ -362,7 +363,7 @@ func TestKeyManifest(t *testing.T) {
 	k, secret, err := e.cs.CreateAPIKey(e.ctx, e.inst, content.APIKeyInput{Name: &name, Type: "fetch"})
 	e.must(err)
 	hash := hex.EncodeToString(content.HashSecret(secret))
-	waitFor("new key", func(m Manifest) bool {
+	waitFor("new key", func(m delivery.Manifest) bool {
 		return m.Guid == e.guid && len(m.Keys) == 1 && m.Keys[0].Hash == hash && m.Keys[0].Type == "fetch" && m.Keys[0].Enabled
 	})
 	if strings.Contains(fmt.Sprint(manifest()), secret) {
@@ -371,24 +372,24 @@ func TestKeyManifest(t *testing.T) {
 	off := false
 	_, err = e.cs.UpdateAPIKey(e.ctx, e.inst, k.ID, content.APIKeyInput{Enabled: &off})
 	e.must(err)
-	waitFor("disabled", func(m Manifest) bool { return len(m.Keys) == 1 && !m.Keys[0].Enabled })
+	waitFor("disabled", func(m delivery.Manifest) bool { return len(m.Keys) == 1 && !m.Keys[0].Enabled })
 	at := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
 	_, err = e.cs.UpdateAPIKey(e.ctx, e.inst, k.ID, content.APIKeyInput{ExpiresAt: &at})
 	e.must(err)
-	waitFor("expiry", func(m Manifest) bool {
+	waitFor("expiry", func(m delivery.Manifest) bool {
 		return len(m.Keys) == 1 && m.Keys[0].ExpiresAt != nil && m.Keys[0].ExpiresAt.Equal(at)
 	})
 	_, _, err = e.cs.CreateAPIKey(e.ctx, e.inst, content.APIKeyInput{Name: &name, Type: "preview"})
 	e.must(err)
-	waitFor("preview key", func(m Manifest) bool { return len(m.Keys) == 2 && m.Keys[1].Type == "preview" })
+	waitFor("preview key", func(m delivery.Manifest) bool { return len(m.Keys) == 2 && m.Keys[1].Type == "preview" })
 	e.must(e.cs.DeleteAPIKey(e.ctx, e.inst, k.ID))
-	waitFor("deleted", func(m Manifest) bool { return len(m.Keys) == 1 && m.Keys[0].Type == "preview" })
+	waitFor("deleted", func(m delivery.Manifest) bool { return len(m.Keys) == 1 && m.Keys[0].Type == "preview" })
 
 	// The feed lists the manifest after each change.
 	start := time.Now()
 	for {
 		f := e.readFeed(t)
-		if n := len(f.Changes); n > 0 && f.Changes[n-1].Key == ManifestKey(e.guid) {
+		if n := len(f.Changes); n > 0 && f.Changes[n-1].Key == delivery.ManifestKey(e.guid) {
 			break
 		}
 		if time.Since(start) > 20*time.Second {
@@ -413,7 +414,7 @@ func TestKeyManifestPolled(t *testing.T) {
 	hash := hex.EncodeToString(content.HashSecret(secret))
 	start := time.Now()
 	for {
-		o, err := e.store.Get(e.ctx, ManifestKey(e.guid))
+		o, err := e.store.Get(e.ctx, delivery.ManifestKey(e.guid))
 		if err == nil && strings.Contains(string(o.Body), hash) {
 			break
 		}

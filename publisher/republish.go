@@ -10,6 +10,7 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/render/source"
 	"github.com/edgecms/edgecms/store"
 )
 
@@ -36,7 +37,7 @@ const (
 // the instance's fetch prefix that the publisher does not know. progress,
 // when not nil, is called with the objects done and the total as it goes.
 //
-// It renders one locale at a time from a content.Snapshot of the locale's
+// It renders one locale at a time from a source.Snapshot of the locale's
 // published content (a few queries instead of a few per object), and
 // compares what it renders with one listing of the store taken before it
 // writes instead of asking the store about each object.
@@ -170,7 +171,7 @@ const maxSnapshotBytes = 256 << 20
 // was read.
 type republishSource struct {
 	locale   string
-	snap     *content.Snapshot // nil: Postgres
+	snap     *source.Snapshot // nil: Postgres
 	seq      int64
 	tooLarge map[string]bool
 }
@@ -197,9 +198,9 @@ func (s *republishSource) update(ctx context.Context, p *Publisher, site render.
 	if locale == "" || s.tooLarge[locale] {
 		return nil
 	}
-	snap, err := p.content.LoadSnapshot(ctx, site.Instance, locale, maxSnapshotBytes)
+	snap, err := source.LoadSnapshot(ctx, p.content, site.Instance, locale, maxSnapshotBytes)
 	switch {
-	case errors.Is(err, content.ErrSnapshotTooLarge):
+	case errors.Is(err, source.ErrSnapshotTooLarge):
 		p.log.Info("publisher: republish renders from Postgres: the published content is larger than a snapshot",
 			"guid", site.Instance.Guid, "locale", locale)
 		if s.tooLarge == nil {

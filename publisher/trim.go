@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
-
-	"github.com/edgecms/edgecms/content"
 )
 
 // Retention of the publisher's tables. Every publisher trims them once a
@@ -149,7 +148,7 @@ func (p *Publisher) trimBatches(ctx context.Context, query string, args ...any) 
 	var total int64
 	for {
 		var n int64
-		err := content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+		err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, trimLock); err != nil {
 				return fmt.Errorf("lock: %w", err)
 			}

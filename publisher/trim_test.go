@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/webhooks"
 	"github.com/edgecms/edgecms/webhooks/egress"
 )
@@ -48,11 +49,11 @@ func (e *env) changes() []positioned {
 }
 
 // feedObject returns the feed the store holds.
-func (e *env) feedObject() Feed {
+func (e *env) feedObject() delivery.Feed {
 	e.t.Helper()
-	o, err := e.store.Get(e.ctx, FeedKey)
+	o, err := e.store.Get(e.ctx, delivery.FeedKey)
 	e.must(err)
-	var f Feed
+	var f delivery.Feed
 	e.must(json.Unmarshal(o.Body, &f))
 	return f
 }
@@ -139,7 +140,7 @@ func showChanges(cs []positioned) string {
 	return s
 }
 
-func equalFeeds(a, b Feed) bool {
+func equalFeeds(a, b delivery.Feed) bool {
 	return a.Seq == b.Seq && a.Oldest == b.Oldest && slices.Equal(a.Changes, b.Changes)
 }
 
@@ -258,7 +259,7 @@ func TestTrimConfirmations(t *testing.T) {
 	if !slices.Contains(confirmedBefore, xEvent) || !slices.Contains(confirmedBefore, publishedEvent(y)) {
 		t.Fatalf("confirmed %v, want x's %d and y's %d among them", confirmedBefore, xEvent, publishedEvent(y))
 	}
-	_, err = e.cs.TrimEvents(e.ctx, time.Now().Add(time.Hour))
+	_, err = e.cs.Events().Trim(e.ctx, time.Now().Add(time.Hour))
 	e.must(err)
 	left := events()
 	if slices.Contains(left, xEvent) || len(left) == 0 {
@@ -277,7 +278,7 @@ func TestTrimConfirmations(t *testing.T) {
 	waitFor("x and y delivered", func() bool { return rc.published(x) && rc.published(y) })
 	stop()
 	// Every event read and none parked: the trims leave nothing.
-	_, err = e.cs.TrimEvents(e.ctx, time.Now().Add(time.Hour))
+	_, err = e.cs.Events().Trim(e.ctx, time.Now().Add(time.Hour))
 	e.must(err)
 	if left := events(); len(left) != 0 {
 		t.Fatalf("after the event trim the log holds %v, want none", left)

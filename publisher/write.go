@@ -14,18 +14,12 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
-)
-
-// Metadata of the objects the publisher writes: the same as the origin
-// sends with a fetch answer.
-const (
-	contentType  = "application/json; charset=utf-8"
-	cacheControl = "public, max-age=0, s-maxage=30, stale-while-revalidate=60, stale-if-error=86400"
 )
 
 // chunkSize is how many objects one transaction locks and writes, and
@@ -324,7 +318,7 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 	rs = slices.Clone(rs)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].key < rs[j].key })
 	var out outcome
-	err := content.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+	err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		out = outcome{rendered: len(rs)}
 		keys := make([]string, len(rs))
 		for i, r := range rs {
@@ -382,7 +376,7 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 					o.err = p.store.Delete(ctx, o.r.key)
 					return
 				}
-				obj := store.Object{Key: o.r.key, Body: o.r.body, ContentType: contentType, CacheControl: cacheControl, Tags: o.r.tags}
+				obj := store.Object{Key: o.r.key, Body: o.r.body, ContentType: delivery.ContentType, CacheControl: delivery.FetchCacheControl, Tags: o.r.tags}
 				var written bool
 				var err error
 				if opts.listing != nil && (o.row.Key == "" || !o.changed) {

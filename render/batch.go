@@ -9,13 +9,14 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // RenderMany renders the answers to reqs as Render renders each, with the
 // same bytes and tags, and returns them with their errors in the order of
 // reqs. The item graphs of all the item requests of one locale and flavour
 // are loaded together, a level of links at a time: one query per level
-// whatever the number of items (content.Reader.ItemsByID), where Render
+// whatever the number of items (source.Reader.ItemsByID), where Render
 // costs a query per item. Other requests read what they need as Render
 // does, but share the items loaded. The publisher renders the objects a
 // change touches this way when it renders from Postgres.
@@ -51,9 +52,9 @@ func (r *Renderer) batches(ctx context.Context, site Site, reqs []fetch.Request)
 	byKey := map[string]*batchGroup{}
 	for i, req := range reqs {
 		loc, err := content.ResolveLocale(site.Locales, req.Locale)
-		fl := content.Flavour(req.APIType)
+		fl := source.Flavour(req.APIType)
 		key := loc.Code + "\x00" + string(fl)
-		bad := err != nil || (fl != content.FlavourFetch && fl != content.FlavourPreview)
+		bad := err != nil || (fl != source.FlavourFetch && fl != source.FlavourPreview)
 		if bad {
 			key = ""
 		}
@@ -92,26 +93,26 @@ func (r *Renderer) batches(ctx context.Context, site Site, reqs []fetch.Request)
 // after the other.
 type batchSource struct {
 	Source // the Reader, for the reads other than items
-	reads  *content.Reader
+	reads  *source.Reader
 	inst   content.Instance
 	locale string
-	fl     content.Flavour
+	fl     source.Flavour
 
-	items  map[int64]*content.LinkedItem // visible, in full
-	heads  map[int64]string              // visible, with their model names
-	hidden map[int64]bool                // not visible
+	items  map[int64]*source.LinkedItem // visible, in full
+	heads  map[int64]string             // visible, with their model names
+	hidden map[int64]bool               // not visible
 	// loads counts the queries the source ran for items and heads.
 	loads int
 }
 
-func newBatchSource(reads *content.Reader, inst content.Instance, locale string, fl content.Flavour) *batchSource {
+func newBatchSource(reads *source.Reader, inst content.Instance, locale string, fl source.Flavour) *batchSource {
 	return &batchSource{Source: reads, reads: reads, inst: inst, locale: locale, fl: fl,
-		items: map[int64]*content.LinkedItem{}, heads: map[int64]string{}, hidden: map[int64]bool{}}
+		items: map[int64]*source.LinkedItem{}, heads: map[int64]string{}, hidden: map[int64]bool{}}
 }
 
 // check refuses reads of another instance, locale or flavour than the
 // source's (a render never asks them).
-func (b *batchSource) check(inst content.Instance, locale string, fl content.Flavour) error {
+func (b *batchSource) check(inst content.Instance, locale string, fl source.Flavour) error {
 	if inst.ID != b.inst.ID || !strings.EqualFold(locale, b.locale) || fl != b.fl {
 		return fmt.Errorf("render: a batch of %s/%s/%s read for %s/%s/%s", b.inst.Guid, b.locale, b.fl, inst.Guid, locale, fl)
 	}
@@ -173,11 +174,11 @@ func (b *batchSource) loadHeads(ctx context.Context, ids []int64) error {
 	return nil
 }
 
-// ItemGraph answers as content.Reader.ItemGraph does, walking the loaded
+// ItemGraph answers as source.Reader.ItemGraph does, walking the loaded
 // items breadth first (an item's depth is its distance from the roots
 // through visible items, the smallest depth the Reader's walk reaches it
 // at) and loading each level's unknown items in one query.
-func (b *batchSource) ItemGraph(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, roots []int64, levels int) ([]content.ItemNode, error) {
+func (b *batchSource) ItemGraph(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, roots []int64, levels int) ([]source.ItemNode, error) {
 	if err := b.check(inst, locale, fl); err != nil || len(roots) == 0 {
 		return nil, err
 	}
@@ -215,30 +216,30 @@ func (b *batchSource) ItemGraph(ctx context.Context, inst content.Instance, loca
 		}
 		level = next
 	}
-	out := make([]content.ItemNode, 0, len(depth))
+	out := make([]source.ItemNode, 0, len(depth))
 	for id, d := range depth {
-		n := content.ItemNode{Depth: d, Head: d > levels}
+		n := source.ItemNode{Depth: d, Head: d > levels}
 		if it := b.items[id]; it != nil {
 			n.Version = it.Version
 			if n.Head {
 				n.Version.ModelFields, n.Version.Fields = nil, nil
 			}
 		} else if model, ok := b.heads[id]; ok && n.Head {
-			n.Version = content.ItemVersion{ContentID: id, Model: model}
+			n.Version = source.ItemVersion{ContentID: id, Model: model}
 		} else {
 			continue
 		}
 		out = append(out, n)
 	}
-	slices.SortFunc(out, func(a, c content.ItemNode) int {
+	slices.SortFunc(out, func(a, c source.ItemNode) int {
 		return cmp.Or(cmp.Compare(a.Depth, c.Depth), cmp.Compare(a.Version.ContentID, c.Version.ContentID))
 	})
 	return out, nil
 }
 
-// ItemHeads answers as content.Reader.ItemHeads does, from the items and
+// ItemHeads answers as source.Reader.ItemHeads does, from the items and
 // heads known, loading the others in one query.
-func (b *batchSource) ItemHeads(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, contentIDs []int64) ([]content.ItemHead, error) {
+func (b *batchSource) ItemHeads(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, contentIDs []int64) ([]source.ItemHead, error) {
 	if err := b.check(inst, locale, fl); err != nil || len(contentIDs) == 0 {
 		return nil, err
 	}
@@ -247,12 +248,12 @@ func (b *batchSource) ItemHeads(ctx context.Context, inst content.Instance, loca
 	}
 	ids := slices.Clone(contentIDs)
 	slices.Sort(ids)
-	var out []content.ItemHead
+	var out []source.ItemHead
 	for _, id := range slices.Compact(ids) {
 		if it := b.items[id]; it != nil {
-			out = append(out, content.ItemHead{ContentID: id, Model: it.Version.Model})
+			out = append(out, source.ItemHead{ContentID: id, Model: it.Version.Model})
 		} else if model, ok := b.heads[id]; ok {
-			out = append(out, content.ItemHead{ContentID: id, Model: model})
+			out = append(out, source.ItemHead{ContentID: id, Model: model})
 		}
 	}
 	return out, nil

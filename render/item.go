@@ -10,12 +10,13 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // node is an item loaded in full, with its model's fields and its parsed
 // links.
 type node struct {
-	v      content.ItemVersion
+	v      source.ItemVersion
 	fields content.Fields
 	// links holds, per model field, the parsed value of item and list
 	// fields (the zero link elsewhere or when unset).
@@ -32,7 +33,7 @@ type link struct {
 	full bool    // a list field linking its whole container
 }
 
-func newNode(v content.ItemVersion, fields content.Fields) *node {
+func newNode(v source.ItemVersion, fields content.Fields) *node {
 	n := &node{v: v, fields: fields, links: make([]link, len(fields)), depth: -1}
 	for i, f := range fields {
 		if f.Type != content.TypeItem && f.Type != content.TypeList {
@@ -127,7 +128,7 @@ func (j *job) visible(id int64) bool {
 
 // addNodes makes nodes of loaded item versions (keeping nodes already
 // loaded) and returns them in the order given.
-func (j *job) addNodes(vs []content.ItemVersion) ([]*node, error) {
+func (j *job) addNodes(vs []source.ItemVersion) ([]*node, error) {
 	out := make([]*node, len(vs))
 	for i, v := range vs {
 		n, ok := j.nodes[v.ContentID]
@@ -171,13 +172,13 @@ func (j *job) loadGraph(roots []int64, r int) ([]*node, error) {
 }
 
 // graph loads the roots with r remaining levels of item links and
-// selections (content.Reader.ItemGraph).
+// selections (source.Reader.ItemGraph).
 func (j *job) graph(roots []int64, r int) error {
 	got, err := j.src.ItemGraph(j.ctx, j.inst, j.locale, j.fl, roots, r)
 	if err != nil {
 		return err
 	}
-	var full []content.ItemVersion
+	var full []source.ItemVersion
 	var depths []int
 	for _, g := range got {
 		if g.Head {
@@ -351,7 +352,7 @@ func (j *job) item() error {
 		return err
 	}
 	if len(ns) == 0 {
-		if j.fl == content.FlavourFetch {
+		if j.fl == source.FlavourFetch {
 			return problem.NotFoundf("item %d is not published in locale %q", id, j.locale)
 		}
 		return problem.NotFoundf("item %d not found in locale %q", id, j.locale)
@@ -601,7 +602,7 @@ func writeValue(w *writer, t content.FieldType, raw json.RawMessage, assetURL fu
 // numbers as Postgres wrote them are copied as they are; a value of
 // another shape goes through encoding/json.
 func writeImage(w *writer, raw json.RawMessage, assetURL func(key string) string) {
-	m, err := content.SplitObject(raw)
+	m, err := source.SplitObject(raw)
 	if err != nil {
 		w.raw(raw)
 		return

@@ -7,6 +7,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // page renders GET /{locale}/page/{pageID}.
@@ -59,7 +60,7 @@ func (j *job) pageByPath() error {
 
 // zoneOrder lists the zones of p: those of its page model in the model's
 // order, then any others the copy holds, sorted.
-func zoneOrder(p *content.PageVersion) []string {
+func zoneOrder(p *source.PageVersion) []string {
 	out := slices.Clone(p.ModelZones)
 	var extra []string
 	for z := range p.Zones {
@@ -73,7 +74,7 @@ func zoneOrder(p *content.PageVersion) []string {
 
 // loadZones loads the components in the zones of p: their visibility and
 // model at depth 0, else in full with what their links need.
-func (j *job) loadZones(p *content.PageVersion) error {
+func (j *job) loadZones(p *source.PageVersion) error {
 	var ids []int64
 	for _, z := range zoneOrder(p) {
 		ids = append(ids, p.Zones[z]...)
@@ -88,7 +89,7 @@ func (j *job) loadZones(p *content.PageVersion) error {
 
 // writePage writes a page object. dynamicItem, when not 0, is the item a
 // dynamic page was reached for (by path).
-func (j *job) writePage(p *content.PageVersion, dynamicItem int64) {
+func (j *job) writePage(p *source.PageVersion, dynamicItem int64) {
 	j.tag(PageTag(p.PageID))
 	d := &p.Doc
 	w := &j.w

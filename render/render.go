@@ -24,12 +24,13 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // Renderer renders Fetch API answers from a content.Store. It is safe for
 // concurrent use.
 type Renderer struct {
-	reads *content.Reader
+	reads *source.Reader
 
 	mu sync.RWMutex
 	// schemas caches decoded model field definitions by their JSON, so
@@ -39,7 +40,7 @@ type Renderer struct {
 
 // New returns a Renderer reading from store. Close it when done.
 func New(store *content.Store) *Renderer {
-	return &Renderer{reads: store.Reader(), schemas: map[string]content.Fields{}}
+	return &Renderer{reads: source.NewReader(store), schemas: map[string]content.Fields{}}
 }
 
 // Close releases the Renderer's prepared statements.
@@ -95,23 +96,23 @@ func PageTag(pageID int64) string { return "p:" + strconv.FormatInt(pageID, 10) 
 func ChannelTag(channel string) string { return "s:" + strings.ToLower(channel) }
 
 // Source is what a render reads content from: the Renderer's
-// content.Reader (Postgres), or a content.Snapshot (one instance's
+// source.Reader (Postgres), or a source.Snapshot (one instance's
 // published content in one locale, in memory). Both answer every read
 // alike, so a render gives the same bytes from either.
 type Source interface {
-	ItemGraph(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, roots []int64, levels int) ([]content.ItemNode, error)
-	ItemHeads(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, contentIDs []int64) ([]content.ItemHead, error)
-	ContainerIDs(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, referenceNames []string) (map[string][]int64, error)
-	ContainerVersions(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, referenceNames []string) ([]content.ItemVersion, error)
-	ContainerContents(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, referenceName string, skip, take int) (content.ContainerContents, error)
-	PageVersion(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, pageID int64) (content.PageVersion, error)
-	ChannelPages(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, channel string) (content.Channel, []content.PageVersion, error)
-	DynamicItems(ctx context.Context, inst content.Instance, locale string, fl content.Flavour, bindings []content.DynamicBinding) ([]content.DynamicItem, error)
+	ItemGraph(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, roots []int64, levels int) ([]source.ItemNode, error)
+	ItemHeads(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, contentIDs []int64) ([]source.ItemHead, error)
+	ContainerIDs(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, referenceNames []string) (map[string][]int64, error)
+	ContainerVersions(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, referenceNames []string) ([]source.ItemVersion, error)
+	ContainerContents(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, referenceName string, skip, take int) (source.ContainerContents, error)
+	PageVersion(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, pageID int64) (source.PageVersion, error)
+	ChannelPages(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, channel string) (content.Channel, []source.PageVersion, error)
+	DynamicItems(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, bindings []source.DynamicBinding) ([]source.DynamicItem, error)
 }
 
 var (
-	_ Source = (*content.Reader)(nil)
-	_ Source = (*content.Snapshot)(nil)
+	_ Source = (*source.Reader)(nil)
+	_ Source = (*source.Snapshot)(nil)
 )
 
 // RenderFrom renders the answer to req as Render does, reading content
@@ -146,12 +147,12 @@ func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src
 			return Result{}, err
 		}
 	}
-	var fl content.Flavour
+	var fl source.Flavour
 	switch req.APIType {
 	case fetch.Fetch:
-		fl = content.FlavourFetch
+		fl = source.FlavourFetch
 	case fetch.Preview:
-		fl = content.FlavourPreview
+		fl = source.FlavourPreview
 	default:
 		return Result{}, problem.Field("apitype", "%q is not fetch or preview", req.APIType)
 	}
@@ -194,7 +195,7 @@ type job struct {
 	ctx    context.Context
 	inst   content.Instance
 	locale string // the configured code
-	fl     content.Flavour
+	fl     source.Flavour
 	req    fetch.Request
 
 	nodes  map[int64]*node    // items loaded in full (visible)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 func TestAppendString(t *testing.T) {
@@ -378,7 +379,7 @@ func BenchmarkRenderItemParallel(b *testing.B) {
 func BenchmarkWriteItem(b *testing.B) {
 	f := newFixture(b)
 	req := f.request("/fetch/en-us/item/{hello}?contentLinkDepth=1")
-	j := &job{r: f.r, ctx: context.Background(), inst: f.inst, locale: en, fl: content.FlavourFetch, req: req,
+	j := &job{r: f.r, ctx: context.Background(), inst: f.inst, locale: en, fl: source.FlavourFetch, req: req,
 		nodes: map[int64]*node{}, heads: map[int64]string{}, hidden: map[int64]bool{},
 		lists: map[string][]int64{}, listDepth: map[string]int{}, tags: map[string]struct{}{}}
 	if err := j.item(); err != nil {
@@ -413,7 +414,7 @@ func TestSplitObject(t *testing.T) {
 		{`{"a": "unterminated}`, nil, true},
 	}
 	for _, tt := range tests {
-		got, err := content.SplitObject([]byte(tt.in))
+		got, err := source.SplitObject([]byte(tt.in))
 		if (err != nil) != tt.err {
 			t.Errorf("SplitObject(%s) error = %v, want error %t", tt.in, err, tt.err)
 			continue
@@ -498,7 +499,7 @@ func TestWriteImage(t *testing.T) {
 
 // TestPlansSettle checks that every statement a render prepares settles on
 // Postgres's generic plan after its first five runs, so that it is not
-// planned again on every request (see content.Reader).
+// planned again on every request (see source.Reader).
 func TestPlansSettle(t *testing.T) {
 	f := newFixture(t)
 	f.db.SetMaxOpenConns(1) // pg_prepared_statements is per connection

@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // smNode is a node of a sitemap: a page, or one item of a dynamic page.
 type smNode struct {
-	page      *content.PageVersion
+	page      *source.PageVersion
 	path      string
 	name      string
 	title     string
@@ -53,9 +54,9 @@ func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
 	}
 	j.tag(ChannelTag(ch.Name))
 
-	children := map[int64][]*content.PageVersion{}
-	var roots []*content.PageVersion
-	var bindings []content.DynamicBinding
+	children := map[int64][]*source.PageVersion{}
+	var roots []*source.PageVersion
+	var bindings []source.DynamicBinding
 	binding := map[int64]int{} // pageID -> index in bindings
 	for i := range pages {
 		p := &pages[i]
@@ -66,11 +67,11 @@ func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
 		}
 		if p.PageType == content.PageDynamic && p.DynamicContainerID != 0 {
 			binding[p.PageID] = len(bindings)
-			bindings = append(bindings, content.DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField})
+			bindings = append(bindings, source.DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField})
 			j.tag(ContainerTag(p.DynamicReferenceName))
 		}
 	}
-	items := make([][]content.DynamicItem, len(bindings))
+	items := make([][]source.DynamicItem, len(bindings))
 	if len(bindings) > 0 {
 		ds, err := j.src.DynamicItems(j.ctx, j.inst, j.locale, j.fl, bindings)
 		if err != nil {
@@ -90,8 +91,8 @@ func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
 		taken[p] = true
 		return p
 	}
-	var build func(ps []*content.PageVersion, prefix string) []*smNode
-	build = func(ps []*content.PageVersion, prefix string) []*smNode {
+	var build func(ps []*source.PageVersion, prefix string) []*smNode
+	build = func(ps []*source.PageVersion, prefix string) []*smNode {
 		var out []*smNode
 		for _, p := range ps {
 			if b, ok := binding[p.PageID]; ok {

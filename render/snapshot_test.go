@@ -9,19 +9,20 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // TestSnapshotRendersAlike renders every fetch answer of the golden cases,
 // and many more (every item, page, list window, path and sitemap of the
 // fixture in both locales, at depths 0 to 3, with and without
 // expandAllContentLinks, sorted, filtered, and requests that answer 404),
-// from Postgres and from a content.Snapshot, and wants the same bytes,
+// from Postgres and from a source.Snapshot, and wants the same bytes,
 // tags and errors.
 func TestSnapshotRendersAlike(t *testing.T) {
 	f := newFixture(t)
-	snaps := map[string]*content.Snapshot{}
+	snaps := map[string]*source.Snapshot{}
 	for _, l := range f.site.Locales {
-		s, err := f.s.LoadSnapshot(f.ctx, f.inst, l.Code, 1<<30)
+		s, err := source.LoadSnapshot(f.ctx, f.s, f.inst, l.Code, 1<<30)
 		f.check("LoadSnapshot "+l.Code, err)
 		snaps[strings.ToLower(l.Code)] = s
 	}
@@ -99,7 +100,7 @@ func TestSnapshotRendersAlike(t *testing.T) {
 // instance, locale and flavour, and only the kinds it holds everything for.
 func TestSnapshotRefuses(t *testing.T) {
 	f := newFixture(t)
-	s, err := f.s.LoadSnapshot(f.ctx, f.inst, en, 1<<30)
+	s, err := source.LoadSnapshot(f.ctx, f.s, f.inst, en, 1<<30)
 	f.check("LoadSnapshot", err)
 	for _, u := range []string{
 		"/fetch/fr-ca/item/{hello}",
@@ -111,7 +112,7 @@ func TestSnapshotRefuses(t *testing.T) {
 			t.Errorf("%s from an en-us fetch snapshot: err = %v, want an internal error", u, err)
 		}
 	}
-	if _, err := f.s.LoadSnapshot(f.ctx, f.inst, en, 100); err != content.ErrSnapshotTooLarge {
+	if _, err := source.LoadSnapshot(f.ctx, f.s, f.inst, en, 100); err != source.ErrSnapshotTooLarge {
 		t.Errorf("LoadSnapshot with a bound of 100 bytes: err = %v, want ErrSnapshotTooLarge", err)
 	}
 }
@@ -120,7 +121,7 @@ func TestSnapshotRefuses(t *testing.T) {
 // instance was committed after it was read.
 func TestSnapshotCurrent(t *testing.T) {
 	f := newFixture(t)
-	s, err := f.s.LoadSnapshot(f.ctx, f.inst, en, 1<<30)
+	s, err := source.LoadSnapshot(f.ctx, f.s, f.inst, en, 1<<30)
 	f.check("LoadSnapshot", err)
 	cur, err := s.Current(f.ctx, f.db)
 	f.check("Current", err)

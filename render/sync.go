@@ -2,6 +2,8 @@ package render
 
 import (
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // sync renders GET /{locale}/sync/items and /{locale}/sync/pages: at most
@@ -16,9 +18,9 @@ import (
 // would otherwise start a local list with the deleted item when it holds
 // none; it takes the names from its own copy.
 func (j *job) sync(pages bool) error {
-	subject := content.SubjectItem
+	subject := eventlog.SubjectItem
 	if pages {
-		subject = content.SubjectPage
+		subject = eventlog.SubjectPage
 	}
 	cs, err := j.r.reads.SyncChanges(j.ctx, j.inst, j.locale, j.fl, subject, j.req.SyncToken, j.req.PageSize)
 	if err != nil {
@@ -29,7 +31,7 @@ func (j *job) sync(pages bool) error {
 	for i, c := range cs {
 		ids[i], token = c.ID, c.Position
 	}
-	var versions map[int64]*content.PageVersion
+	var versions map[int64]*source.PageVersion
 	if pages {
 		if versions, err = j.loadSyncPages(ids); err != nil {
 			return err
@@ -62,12 +64,12 @@ func (j *job) sync(pages bool) error {
 
 // loadSyncPages loads the visible copies of the pages ids and the
 // visibility of their components.
-func (j *job) loadSyncPages(ids []int64) (map[int64]*content.PageVersion, error) {
+func (j *job) loadSyncPages(ids []int64) (map[int64]*source.PageVersion, error) {
 	ps, err := j.r.reads.PageVersions(j.ctx, j.inst, j.locale, j.fl, ids)
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[int64]*content.PageVersion, len(ps))
+	out := make(map[int64]*source.PageVersion, len(ps))
 	var components []int64
 	for i := range ps {
 		p := &ps[i]
@@ -82,7 +84,7 @@ func (j *job) loadSyncPages(ids []int64) (map[int64]*content.PageVersion, error)
 // writeTombstone writes a deleted item or page of a sync stream: its id
 // (under idKey) and properties {state: 3, modified, versionID: 0}, with
 // modified the time the deletion was stamped.
-func (j *job) writeTombstone(idKey string, c content.SyncChange) {
+func (j *job) writeTombstone(idKey string, c source.SyncChange) {
 	w := &j.w
 	w.open('{')
 	w.key(idKey)

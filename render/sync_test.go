@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/syncstamp"
 )
 
 // syncAnswer is a decoded sync answer.
@@ -183,7 +184,9 @@ func TestSyncGolden(t *testing.T) {
 // stamp stamps pending sync changes with the fixture's clock, so that the
 // golden files do not depend on the time of the test.
 func stamp(f *fixture) error {
-	_, err := f.s.StampSync(f.ctx)
+	st := syncstamp.New(f.s.DB())
+	st.Now = f.s.Now
+	_, err := st.Stamp(f.ctx)
 	return err
 }
 

@@ -13,12 +13,12 @@ package scheduler
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/syncstamp"
 )
 
 // Config says how often a scheduler works and how long the log keeps what.
@@ -123,27 +123,6 @@ func runDue(ctx context.Context, store *content.Store, log *slog.Logger) {
 // maintenanceTask is the row of maintenance_runs the rounds claim.
 const maintenanceTask = "events-and-sync"
 
-// claimSQL moves the task's last start to now if it is at least $2 seconds
-// old (or the task never ran), and returns a row only then. The database's
-// clock decides, so schedulers on machines whose clocks differ agree.
-const claimSQL = `INSERT INTO maintenance_runs (task, ran_at) VALUES ($1, now())
-	ON CONFLICT (task) DO UPDATE SET ran_at = excluded.ran_at
-	WHERE maintenance_runs.ran_at <= excluded.ran_at - make_interval(secs => $2)
-	RETURNING true`
-
-// claim reports whether this scheduler may run task now: no scheduler
-// started it in the last interval (less a tenth, so that schedulers whose
-// tickers run a little early do not skip a round).
-func claim(ctx context.Context, store *content.Store, task string, interval time.Duration) (bool, error) {
-	rows, err := store.DB().QueryContext(ctx, claimSQL, task, (interval - interval/10).Seconds())
-	if err != nil {
-		return false, fmt.Errorf("claim %s: %w", task, err)
-	}
-	defer rows.Close()
-	ok := rows.Next()
-	return ok, rows.Err()
-}
-
 // Maintain runs one maintenance round if no scheduler ran one in the last
 // MaintenanceInterval: it stamps the sync positions (so that the sync
 // cursor in the event log keeps up while nobody syncs), trims the events
@@ -152,7 +131,7 @@ func claim(ctx context.Context, store *content.Store, task string, interval time
 // and goes on with the next step; it reports whether it ran.
 func Maintain(ctx context.Context, store *content.Store, cfg Config, log *slog.Logger) bool {
 	cfg = cfg.withDefaults()
-	ok, err := claim(ctx, store, maintenanceTask, cfg.MaintenanceInterval)
+	ok, err := store.Events().ClaimMaintenance(ctx, maintenanceTask, cfg.MaintenanceInterval)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Error("scheduler: maintenance", "err", err)
@@ -167,12 +146,15 @@ func Maintain(ctx context.Context, store *content.Store, cfg Config, log *slog.L
 			log.Error("scheduler: maintenance", "step", step, "err", err)
 		}
 	}
-	stamped, err := store.StampSync(ctx)
+	// The stamps take the content store's clock, as its changes do.
+	stamper := syncstamp.New(store.DB())
+	stamper.Now = store.Now
+	stamped, err := stamper.Stamp(ctx)
 	logErr("stamp sync positions", err)
 	now := cfg.Now()
-	trimmed, err := store.TrimEvents(ctx, now.Add(-cfg.EventRetention))
+	trimmed, err := store.Events().Trim(ctx, now.Add(-cfg.EventRetention))
 	logErr("trim events", err)
-	pruned, err := store.PruneSync(ctx, now.Add(-cfg.SyncTombstoneRetention))
+	pruned, err := stamper.Prune(ctx, now.Add(-cfg.SyncTombstoneRetention))
 	logErr("prune sync tombstones", err)
 	_, err = store.TrimAudit(ctx, now.Add(-cfg.AuditRetention), 10000)
 	logErr("trim audit log", err)

@@ -102,10 +102,10 @@ func (e *env) readToEnd(consumer string) {
 	e.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for e.count(`SELECT count(*) FROM events e, event_cursors c WHERE c.consumer = $1 AND (e.tx, e.id) > (c.tx, c.id)`, consumer) > 0 {
-		evs, err := e.s.ReadEvents(e.ctx, consumer, 100)
+		evs, err := e.s.Events().Read(e.ctx, consumer, 100)
 		e.must(err)
 		if len(evs) > 0 {
-			e.must(e.s.AckEvents(e.ctx, consumer, evs[len(evs)-1]))
+			e.must(e.s.Events().Ack(e.ctx, consumer, evs[len(evs)-1]))
 			continue
 		}
 		if time.Now().After(deadline) {
@@ -156,7 +156,7 @@ func TestMaintain(t *testing.T) {
 	id := e.publishedItem("One")
 	e.publishedItem("Two")
 	// A consumer at the start of the log holds every event.
-	_, err := e.s.ReadEvents(e.ctx, "slow", 0)
+	_, err := e.s.Events().Read(e.ctx, "slow", 0)
 	e.must(err)
 	events := e.count(`SELECT count(*) FROM events`)
 	cfg := Config{MaintenanceInterval: time.Hour, EventRetention: time.Hour, SyncTombstoneRetention: 24 * time.Hour, Now: e.now}
@@ -245,7 +245,7 @@ func TestSchedulersTogether(t *testing.T) {
 		e.must(err)
 		ids = append(ids, st.ContentID)
 	}
-	_, err := e.s.ReadEvents(e.ctx, "audit", 0)
+	_, err := e.s.Events().Read(e.ctx, "audit", 0)
 	e.must(err)
 	e.advance(2 * time.Minute)
 

@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -124,7 +124,7 @@ func (s *Store) Create(ctx context.Context, in NewUser) (User, error) {
 	}
 	var u User
 	err = s.db.GetContext(ctx, &u, insertUserSQL, email, hashPassword(in.Password), in.Operator)
-	if isUniqueViolation(err) {
+	if pg.IsUniqueViolation(err) {
 		return User{}, problem.Conflictf("a user with the email %q already exists", email)
 	}
 	if err != nil {
@@ -156,7 +156,7 @@ func (s *Store) SetPassword(ctx context.Context, userID int64, password string) 
 	if err := checkPassword(password); err != nil {
 		return err
 	}
-	return content.Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+	return pg.Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		res, err := tx.ExecContext(ctx, updatePasswordSQL, userID, hashPassword(password))
 		if err := content.CheckAffected(res, err, "user %d not found", userID); err != nil {
 			return err
@@ -224,7 +224,7 @@ func (s *Store) Grant(ctx context.Context, userID int64, inst content.Instance, 
 		return problem.Field("role", "must be one of edit, publish, manage, full")
 	}
 	_, err := s.db.ExecContext(ctx, grantSQL, userID, inst.ID, role)
-	if pqCode(err) == "23503" {
+	if pg.Code(err) == pg.CodeForeignKeyViolation {
 		return problem.NotFoundf("user %d not found", userID)
 	}
 	if err != nil {
@@ -283,13 +283,3 @@ func (s *Store) RoleOn(ctx context.Context, u User, cs *content.Store, guid stri
 	}
 	return row.Instance, row.Role, nil
 }
-
-func pqCode(err error) string {
-	var pe *pq.Error
-	if errors.As(err, &pe) {
-		return string(pe.Code)
-	}
-	return ""
-}
-
-func isUniqueViolation(err error) bool { return pqCode(err) == "23505" }

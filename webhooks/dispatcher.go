@@ -10,10 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-
-	"github.com/edgecms/edgecms/content"
 )
 
 // DispatcherConfig configures a Dispatcher. Zero members take the defaults
@@ -296,7 +295,7 @@ func (d *Dispatcher) intakeLoop(ctx context.Context) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	// A notified event becomes readable only once every older transaction
-	// of the server has ended (see content.ReadEvents), so after a
+	// of the server has ended (see eventlog.Read), so after a
 	// notification, or while events flow, the log is read again soon.
 	const soon, soonTimes = 5 * time.Millisecond, 8
 	eager := 0
@@ -355,7 +354,7 @@ func (d *Dispatcher) intake(ctx context.Context) (events, queued int, err error)
 		if err := tx.GetContext(ctx, &ok, `SELECT pg_try_advisory_xact_lock($1, hashtext($2))`, intakeLockKey, d.cfg.Consumer); err != nil || !ok {
 			return err // another dispatcher is reading the log
 		}
-		evs, err := content.ReadEvents(ctx, tx, d.cfg.Consumer, d.cfg.Batch)
+		evs, err := eventlog.Read(ctx, tx, d.cfg.Consumer, d.cfg.Batch)
 		if err != nil || len(evs) == 0 {
 			return err
 		}
@@ -366,7 +365,7 @@ func (d *Dispatcher) intake(ctx context.Context) (events, queued int, err error)
 		}
 		now := d.store.now()
 		var ps []plan
-		var parked []content.Event
+		var parked []eventlog.Event
 		for _, e := range evs {
 			p, err := plans(e, subs[e.InstanceID])
 			switch {
@@ -388,34 +387,34 @@ func (d *Dispatcher) intake(ctx context.Context) (events, queued int, err error)
 		if err := notify(ctx, tx, queued); err != nil {
 			return err
 		}
-		return content.AckEvents(ctx, tx, d.cfg.Consumer, evs[len(evs)-1])
+		return eventlog.Ack(ctx, tx, d.cfg.Consumer, evs[len(evs)-1])
 	})
 	return events, queued, err
 }
 
 // parkedEvent is an event as webhook_awaiting keeps it.
 type parkedEvent struct {
-	ID            int64              `json:"id"`
-	InstanceID    int64              `json:"instanceID"`
-	InstanceGuid  string             `json:"instanceGuid"`
-	State         content.EventState `json:"state"`
-	Subject       content.Subject    `json:"subject"`
-	Locale        *string            `json:"locale,omitempty"`
-	ReferenceName *string            `json:"referenceName,omitempty"`
-	ContentID     *int64             `json:"contentID,omitempty"`
-	PageID        *int64             `json:"pageID,omitempty"`
-	VersionID     *int64             `json:"versionID,omitempty"`
-	ChangeDate    time.Time          `json:"changeDate"`
+	ID            int64            `json:"id"`
+	InstanceID    int64            `json:"instanceID"`
+	InstanceGuid  string           `json:"instanceGuid"`
+	State         eventlog.State   `json:"state"`
+	Subject       eventlog.Subject `json:"subject"`
+	Locale        *string          `json:"locale,omitempty"`
+	ReferenceName *string          `json:"referenceName,omitempty"`
+	ContentID     *int64           `json:"contentID,omitempty"`
+	PageID        *int64           `json:"pageID,omitempty"`
+	VersionID     *int64           `json:"versionID,omitempty"`
+	ChangeDate    time.Time        `json:"changeDate"`
 }
 
-func (p parkedEvent) event() content.Event {
-	return content.Event{ID: p.ID, InstanceID: p.InstanceID, InstanceGuid: p.InstanceGuid, State: p.State,
+func (p parkedEvent) event() eventlog.Event {
+	return eventlog.Event{ID: p.ID, InstanceID: p.InstanceID, InstanceGuid: p.InstanceGuid, State: p.State,
 		Subject: p.Subject, Locale: p.Locale, ReferenceName: p.ReferenceName, ContentID: p.ContentID,
 		PageID: p.PageID, VersionID: p.VersionID, ChangeDate: p.ChangeDate}
 }
 
 // park keeps events until the publisher confirms them.
-func park(ctx context.Context, tx *sqlx.Tx, evs []content.Event, now time.Time) error {
+func park(ctx context.Context, tx *sqlx.Tx, evs []eventlog.Event, now time.Time) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -467,7 +466,7 @@ func (d *Dispatcher) promote(ctx context.Context) (events, queued int, err error
 			return err
 		}
 		events = len(rows)
-		evs := make([]content.Event, len(rows))
+		evs := make([]eventlog.Event, len(rows))
 		ids := make([]int64, len(rows))
 		for i, r := range rows {
 			var p parkedEvent

@@ -9,10 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-
-	"github.com/edgecms/edgecms/content"
 )
 
 // plan is a delivery to queue: one event for one webhook.
@@ -41,15 +40,15 @@ type subscriber struct {
 // falls in: publish gets Published and Deleted, save gets Saved and Deleted,
 // workflow the three workflow states. A Deleted event is one delivery even
 // when both publish and save match.
-func (w subscriber) categories(st content.EventState) (publish, save, workflow bool) {
+func (w subscriber) categories(st eventlog.State) (publish, save, workflow bool) {
 	switch st {
-	case content.EventPublished:
+	case eventlog.Published:
 		publish = w.PublishEvents
-	case content.EventSaved:
+	case eventlog.Saved:
 		save = w.SaveEvents
-	case content.EventDeleted:
+	case eventlog.Deleted:
 		publish, save = w.PublishEvents, w.SaveEvents
-	case content.EventAwaitingApproval, content.EventApproved, content.EventDeclined:
+	case eventlog.AwaitingApproval, eventlog.Approved, eventlog.Declined:
 		workflow = w.WorkflowEvents
 	}
 	return
@@ -58,13 +57,13 @@ func (w subscriber) categories(st content.EventState) (publish, save, workflow b
 // needsConfirmation reports whether deliveries of an event wait until the
 // publisher has confirmed the object store holds the new state: Published,
 // and Deleted (unpublish and delete withdraw published objects).
-func needsConfirmation(st content.EventState) bool {
-	return st == content.EventPublished || st == content.EventDeleted
+func needsConfirmation(st eventlog.State) bool {
+	return st == eventlog.Published || st == eventlog.Deleted
 }
 
 // mergeKey identifies what an event is about for the merge: subject, item,
 // page or list, locale and state.
-func mergeKey(e content.Event) string {
+func mergeKey(e eventlog.Event) string {
 	var what string
 	switch {
 	case e.ContentID != nil:
@@ -82,10 +81,10 @@ func mergeKey(e content.Event) string {
 }
 
 // eventKey is the eventKey of the deliveries of an event.
-func eventKey(e content.Event) string { return "evt_" + strconv.FormatInt(e.ID, 10) }
+func eventKey(e eventlog.Event) string { return "evt_" + strconv.FormatInt(e.ID, 10) }
 
 // plans returns a delivery for each subscriber an event goes to.
-func plans(e content.Event, subs []subscriber) ([]plan, error) {
+func plans(e eventlog.Event, subs []subscriber) ([]plan, error) {
 	var out []plan
 	var payload []byte
 	for _, w := range subs {
@@ -106,10 +105,10 @@ func plans(e content.Event, subs []subscriber) ([]plan, error) {
 }
 
 // gets reports whether the subscriber gets event e at all.
-func (w subscriber) gets(e content.Event) bool {
+func (w subscriber) gets(e eventlog.Event) bool {
 	// A channel event tells the publisher to render a new channel's
 	// sitemaps; no item or page changed, so receivers have nothing to do.
-	if w.InstanceID != e.InstanceID || e.Subject == content.SubjectChannel {
+	if w.InstanceID != e.InstanceID || e.Subject == eventlog.SubjectChannel {
 		return false
 	}
 	pub, save, wf := w.categories(e.State)
@@ -121,7 +120,7 @@ const subscribersSQL = `SELECT id, instance_id, publish_events, save_events, wor
 	ORDER BY instance_id, id`
 
 // subscribers returns the enabled webhooks of the instances of evs, by instance.
-func subscribers(ctx context.Context, q sqlx.QueryerContext, evs []content.Event) (map[int64][]subscriber, error) {
+func subscribers(ctx context.Context, q sqlx.QueryerContext, evs []eventlog.Event) (map[int64][]subscriber, error) {
 	seen := map[int64]bool{}
 	var ids []int64
 	for _, e := range evs {

@@ -16,7 +16,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/edgecms/edgecms/edge"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/store"
 )
@@ -59,7 +59,7 @@ func run(dir, guid string, items, size int, key string) error {
 		}
 	}
 	h := sha256.Sum256([]byte(key))
-	m, _ := json.Marshal(edge.Manifest{Guid: guid, Keys: []edge.ManifestKey{{Hash: hex.EncodeToString(h[:]), Type: "fetch", Enabled: true}}})
-	_, err = st.Put(ctx, store.Object{Key: edge.ManifestKeyOf(guid), Body: m, ContentType: "application/json", CacheControl: "no-store"})
+	m, _ := json.Marshal(delivery.Manifest{Guid: guid, Keys: []delivery.ManifestEntry{{Hash: hex.EncodeToString(h[:]), Type: "fetch", Enabled: true}}})
+	_, err = st.Put(ctx, store.Object{Key: delivery.ManifestKey(guid), Body: m, ContentType: "application/json", CacheControl: "no-store"})
 	return err
 }

@@ -1,4 +1,10 @@
-package content
+// Package syncstamp gives the Fetch API's sync endpoints (sync/items,
+// sync/pages) their tokens: it turns the changes in the event log (package
+// eventlog) into positions in sync_changes, one stamper at a time, so that a
+// sync token never skips a change. The readers (package render/source) stamp
+// before they read; the scheduler stamps and prunes old tombstones in its
+// maintenance rounds. content/README.md explains the design.
+package syncstamp
 
 import (
 	"context"
@@ -8,6 +14,8 @@ import (
 	"sort"
 	"time"
 
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -36,9 +44,9 @@ import (
 //
 // The stamper keeps a cursor in the event log ("sync" in event_cursors)
 // that only passes rows of transactions that have ended (the log's rule,
-// see ReadEvents); rows after it that committed while an older transaction
+// see eventlog.Read); rows after it that committed while an older transaction
 // was still running, and are stamped already, wait in sync_stamped until
-// the cursor passes them. TrimEvents keeps every row after the cursor.
+// the cursor passes them. eventlog.Log.Trim keeps every row after the cursor.
 //
 // A row moves only when what the Fetch API shows of the copy changes: its
 // fingerprint (published version and item order for fetch; state, version
@@ -51,27 +59,44 @@ import (
 // Tokens are positions in Postgres, so they survive restarts, and trimming
 // the event log never loses them. The first stamp of a database seeds every
 // copy from the tables (events trimmed before sync was first used are not
-// needed). PruneSync deletes old tombstones; a token below the largest
+// needed). Prune deletes old tombstones; a token below the largest
 // position it pruned from its stream is answered as a full resync from 0.
 
 // syncConsumer is the stamper's cursor in event_cursors.
 const syncConsumer = "sync"
 
-// syncLockKey is the advisory lock a stamper (or PruneSync) holds for its
+// syncLockKey is the advisory lock a stamper (or Prune) holds for its
 // transaction.
 const syncLockKey = 7301967
 
 // syncBatch is how many events one stamper transaction reads.
 const syncBatch = 500
 
-// StampSync gives the changes in the event log that committed since the
+// Stamper stamps the sync positions of a database.
+type Stamper struct {
+	db *sqlx.DB
+	// Now is the clock of the stamps; tests replace it.
+	Now func() time.Time
+}
+
+// New returns a Stamper on db.
+func New(db *sqlx.DB) *Stamper { return &Stamper{db: db, Now: time.Now} }
+
+// Stamp gives the changes in the event log that committed since the
 // last stamp their sync positions, moves the stamper's cursor in the log as
 // far as the transactions before it have ended, and returns how many
 // events it stamped. The sync endpoints stamp before every read; a process
-// may also call StampSync periodically so that the event log can be trimmed
+// may also call Stamp periodically so that the event log can be trimmed
 // while nobody syncs (the sync cursor holds the rows it has not passed).
-func (s *Store) StampSync(ctx context.Context) (int, error) {
-	return stampSync(ctx, s.db, s.now, true)
+func (s *Stamper) Stamp(ctx context.Context) (int, error) {
+	return stampSync(ctx, s.db, s.Now, true)
+}
+
+// StampPending is Stamp for readers: it first checks, without the lock,
+// whether anything is pending, so that a read costs one cheap query when
+// nothing changed.
+func (s *Stamper) StampPending(ctx context.Context) (int, error) {
+	return stampSync(ctx, s.db, s.Now, false)
 }
 
 const (
@@ -123,7 +148,7 @@ func stampSync(ctx context.Context, db *sqlx.DB, now func() time.Time, force boo
 	total := 0
 	for pending {
 		n := 0
-		err := Transact(ctx, db, func(tx *sqlx.Tx) error {
+		err := pg.Transact(ctx, db, func(tx *sqlx.Tx) error {
 			var err error
 			n, pending, err = stampOnce(ctx, tx, now().UTC().Truncate(time.Microsecond))
 			return err
@@ -143,7 +168,7 @@ func stampOnce(ctx context.Context, tx *sqlx.Tx, now time.Time) (int, bool, erro
 	if _, err := tx.ExecContext(ctx, syncLockSQL, syncLockKey); err != nil {
 		return 0, false, err
 	}
-	var cur Position
+	var cur eventlog.Position
 	err := tx.QueryRowxContext(ctx, syncCursorSQL, syncConsumer).Scan(&cur.Tx, &cur.ID)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, true, seedSync(ctx, tx, now)
@@ -151,7 +176,7 @@ func stampOnce(ctx context.Context, tx *sqlx.Tx, now time.Time) (int, bool, erro
 	if err != nil {
 		return 0, false, err
 	}
-	evs := []Event{}
+	evs := []eventlog.Event{}
 	if err := tx.SelectContext(ctx, &evs, unstampedEventsSQL, cur.Tx, cur.ID, syncBatch); err != nil {
 		return 0, false, fmt.Errorf("read events: %w", err)
 	}
@@ -167,7 +192,7 @@ func stampOnce(ctx context.Context, tx *sqlx.Tx, now time.Time) (int, bool, erro
 			return 0, false, fmt.Errorf("mark events stamped: %w", err)
 		}
 	}
-	var end Position
+	var end eventlog.Position
 	err = tx.QueryRowxContext(ctx, settledEndSQL, cur.Tx, cur.ID).Scan(&end.Tx, &end.ID)
 	switch {
 	case errors.Is(err, sql.ErrNoRows): // the cursor stays
@@ -269,7 +294,7 @@ type syncKey struct {
 	inst    int64
 	flavour string
 	locale  string
-	subject Subject
+	subject eventlog.Subject
 	id      int64
 }
 
@@ -381,7 +406,7 @@ func (st *stamper) write(s syncState) {
 
 // stampEvents gives the copies evs name (and the copies that show them)
 // new positions where what the Fetch API shows of them changed.
-func stampEvents(ctx context.Context, tx *sqlx.Tx, evs []Event, now time.Time) error {
+func stampEvents(ctx context.Context, tx *sqlx.Tx, evs []eventlog.Event, now time.Time) error {
 	st := &stamper{ctx: ctx, tx: tx, writes: map[syncKey]syncState{}}
 	var items []itemRef
 	var pages []pageRef
@@ -394,17 +419,17 @@ func stampEvents(ctx context.Context, tx *sqlx.Tx, evs []Event, now time.Time) e
 	}
 	for _, e := range evs {
 		switch e.Subject {
-		case SubjectItem:
+		case eventlog.SubjectItem:
 			if e.Locale != nil && e.ContentID != nil {
 				addItem(itemRef{e.InstanceID, *e.Locale, *e.ContentID})
 			}
-		case SubjectPage:
+		case eventlog.SubjectPage:
 			// A save may change the page type, which every locale shows.
 			if r := (pageRef{e.InstanceID, deref(e.PageID)}); e.PageID != nil && !seenPage[r] {
 				seenPage[r] = true
 				pages = append(pages, r)
 			}
-		case SubjectList:
+		case eventlog.SubjectList:
 			// A reorder: every item of the container shows a new itemOrder.
 			if e.Locale == nil || e.ReferenceName == nil {
 				continue // not a container (a gallery)
@@ -432,7 +457,7 @@ func stampEvents(ctx context.Context, tx *sqlx.Tx, evs []Event, now time.Time) e
 			continue // never shown, nothing to bury
 		}
 		st.write(s)
-		if s.key.subject == SubjectItem && s.visible != s.wasVisible {
+		if s.key.subject == eventlog.SubjectItem && s.visible != s.wasVisible {
 			k := syncKey{inst: s.key.inst, flavour: s.key.flavour, locale: s.key.locale}
 			flips[k] = append(flips[k], s.key.id)
 		}
@@ -455,7 +480,7 @@ func (st *stamper) states(items []itemRef, pages []pageRef) ([]syncState, error)
 			insts[i], locales[i], ids[i] = r.inst, r.locale, r.id
 			rank[r] = i
 		}
-		got, err := st.scanStates(SubjectItem, itemStatesSQL, pq.Array(insts), pq.Array(locales), pq.Array(ids))
+		got, err := st.scanStates(eventlog.SubjectItem, itemStatesSQL, pq.Array(insts), pq.Array(locales), pq.Array(ids))
 		if err != nil {
 			return nil, fmt.Errorf("read item states: %w", err)
 		}
@@ -476,7 +501,7 @@ func (st *stamper) states(items []itemRef, pages []pageRef) ([]syncState, error)
 			insts[i], ids[i] = r.inst, r.id
 			rank[r] = i
 		}
-		got, err := st.scanStates(SubjectPage, pageStatesSQL, pq.Array(insts), pq.Array(ids))
+		got, err := st.scanStates(eventlog.SubjectPage, pageStatesSQL, pq.Array(insts), pq.Array(ids))
 		if err != nil {
 			return nil, fmt.Errorf("read page states: %w", err)
 		}
@@ -495,7 +520,7 @@ func (st *stamper) states(items []itemRef, pages []pageRef) ([]syncState, error)
 	return out, nil
 }
 
-func (st *stamper) scanStates(subject Subject, q string, args ...any) ([]syncState, error) {
+func (st *stamper) scanStates(subject eventlog.Subject, q string, args ...any) ([]syncState, error) {
 	rows, err := st.tx.QueryContext(st.ctx, q, args...)
 	if err != nil {
 		return nil, err
@@ -533,7 +558,7 @@ func (st *stamper) dependents(flips map[syncKey][]int64) error {
 	})
 	for _, k := range keys {
 		itemsQ, pagesQ := fetchLinkingItemsSQL, fetchHoldingPagesSQL
-		if k.flavour == string(FlavourPreview) {
+		if k.flavour == "preview" {
 			itemsQ, pagesQ = previewLinkingItemsSQL, previewHoldingPagesSQL
 		}
 		var itemIDs, pageIDs []int64
@@ -601,15 +626,15 @@ const pruneSyncSQL = `WITH gone AS (
 			SET floor = greatest(sync_floors.floor, excluded.floor))
 		SELECT count(*) FROM gone`
 
-// PruneSync deletes the sync tombstones (deleted or unpublished copies)
+// Prune deletes the sync tombstones (deleted or unpublished copies)
 // stamped before before, and returns how many it deleted. A client whose
 // token is older than a pruned tombstone of its stream may have missed that
 // deletion: its next sync starts again from 0 (a full resync, which cannot
 // tell it to delete what it still holds; such a client should clear its
 // store). Keep tombstones longer than clients stay away.
-func (s *Store) PruneSync(ctx context.Context, before time.Time) (int64, error) {
+func (s *Stamper) Prune(ctx context.Context, before time.Time) (int64, error) {
 	var n int64
-	err := s.transact(ctx, func(tx *sqlx.Tx) error {
+	err := eventlog.Transact(ctx, s.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, syncLockSQL, syncLockKey); err != nil {
 			return err
 		}
@@ -619,4 +644,12 @@ func (s *Store) PruneSync(ctx context.Context, before time.Time) (int64, error) 
 		return 0, fmt.Errorf("prune sync tombstones: %w", err)
 	}
 	return n, nil
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

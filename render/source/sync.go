@@ -1,11 +1,12 @@
-package content
+package source
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/lib/pq"
 )
 
@@ -32,15 +33,15 @@ const syncChangesSQL = `SELECT object_id, position, visible, stamped_at FROM syn
 	ORDER BY position LIMIT $6`
 
 // SyncChanges stamps what the event log holds that sync has not seen yet
-// (Store.StampSync) and returns up to limit changes of the stream of
+// (syncstamp.Stamper.Stamp) and returns up to limit changes of the stream of
 // subject (SubjectItem or SubjectPage) in locale and flavour fl after token
 // after, oldest first. A token older than a tombstone pruned from the
-// stream (Store.PruneSync) reads from the beginning, as a full resync.
-func (r *Reader) SyncChanges(ctx context.Context, inst Instance, locale string, fl Flavour, subject Subject, after int64, limit int) ([]SyncChange, error) {
+// stream (syncstamp.Stamper.Prune) reads from the beginning, as a full resync.
+func (r *Reader) SyncChanges(ctx context.Context, inst content.Instance, locale string, fl Flavour, subject eventlog.Subject, after int64, limit int) ([]SyncChange, error) {
 	if _, err := fl.pick("", ""); err != nil {
 		return nil, err
 	}
-	if _, err := stampSync(ctx, sqlx.NewDb(r.db, "postgres"), time.Now, false); err != nil {
+	if _, err := r.stamper.StampPending(ctx); err != nil {
 		return nil, err
 	}
 	rows, err := r.query(ctx, syncChangesSQL, inst.ID, string(fl), locale, string(subject), after, limit)
@@ -72,7 +73,7 @@ const (
 // PageVersions loads the copies in locale, visible in flavour fl, of the
 // pages pageIDs, ordered by pageID. Pages that do not exist, have no copy
 // in locale or are not visible are left out.
-func (r *Reader) PageVersions(ctx context.Context, inst Instance, locale string, fl Flavour, pageIDs []int64) ([]PageVersion, error) {
+func (r *Reader) PageVersions(ctx context.Context, inst content.Instance, locale string, fl Flavour, pageIDs []int64) ([]PageVersion, error) {
 	q, err := fl.pick(fetchPageVersionsSQL, previewPageVersionsSQL)
 	if err != nil || len(pageIDs) == 0 {
 		return nil, err

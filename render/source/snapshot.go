@@ -1,4 +1,4 @@
-package content
+package source
 
 import (
 	"cmp"
@@ -13,6 +13,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -27,15 +28,15 @@ import (
 // bound. A Snapshot is safe for concurrent use and never changes: Current
 // says whether content events were committed since it was read.
 type Snapshot struct {
-	inst   Instance
+	inst   content.Instance
 	locale string
 	// pgSnapshot is the transaction snapshot the content was read in
 	// (pg_current_snapshot() as text).
 	pgSnapshot string
 
 	items      map[int64]*snapItem
-	containers map[string]*snapContainer // by lower(reference_name), as Postgres lowers it
-	channels   map[string]Channel        // by lower(name), as Postgres lowers it
+	containers map[string]*snapContainer  // by lower(reference_name), as Postgres lowers it
+	channels   map[string]content.Channel // by lower(name), as Postgres lowers it
 	pages      map[int64]*snapPage
 	byChannel  map[int64][]*snapPage            // in sort order
 	dynamic    map[DynamicBinding][]DynamicItem // Binding left 0
@@ -68,7 +69,7 @@ type snapPage struct {
 var ErrSnapshotTooLarge = errors.New("published content is larger than the snapshot bound")
 
 const (
-	snapshotItemsSQL = `SELECT i.content_id, i.model_id, coalesce(c.reference_name, ` + componentReferenceName + `), i.item_order,
+	snapshotItemsSQL = `SELECT i.content_id, i.model_id, coalesce(c.reference_name, ` + content.ComponentReferenceNameSQL + `), i.item_order,
 			ic.published_version_id, ic.published_modified, ic.published_fields, coalesce(i.container_id, 0),
 			translate((jsonb_path_query_array(ic.published_fields, '$.*.contentID')
 				|| jsonb_path_query_array(ic.published_fields, '$.*.contentIDs[*]'))::text, '[]', '{}')::bigint[]
@@ -98,15 +99,15 @@ const (
 // code, as ResolveLocale returns it) in one REPEATABLE READ transaction.
 // When the item copies' field values add up to more than maxBytes it stops
 // and returns ErrSnapshotTooLarge.
-func (s *Store) LoadSnapshot(ctx context.Context, inst Instance, locale string, maxBytes int64) (*Snapshot, error) {
-	tx, err := s.db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+func LoadSnapshot(ctx context.Context, cs *content.Store, inst content.Instance, locale string, maxBytes int64) (*Snapshot, error) {
+	tx, err := cs.DB().BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("load snapshot: %w", err)
 	}
 	defer tx.Rollback()
 	snap := &Snapshot{
 		inst: inst, locale: locale,
-		items: map[int64]*snapItem{}, containers: map[string]*snapContainer{}, channels: map[string]Channel{},
+		items: map[int64]*snapItem{}, containers: map[string]*snapContainer{}, channels: map[string]content.Channel{},
 		pages: map[int64]*snapPage{}, byChannel: map[int64][]*snapPage{}, dynamic: map[DynamicBinding][]DynamicItem{},
 	}
 	if err := snap.load(ctx, tx, maxBytes); err != nil {
@@ -184,7 +185,7 @@ func (s *Snapshot) load(ctx context.Context, tx *sqlx.Tx, maxBytes int64) error 
 			return ErrSnapshotTooLarge
 		}
 		m := models[v.ModelID]
-		v.Model, v.ModelFields, v.State = m.name, m.fields, Published
+		v.Model, v.ModelFields, v.State = m.name, m.fields, content.Published
 		if v.Fields, err = SplitObject(fields); err != nil {
 			rows.Close()
 			return fmt.Errorf("item %d: %w", v.ContentID, err)
@@ -204,7 +205,7 @@ func (s *Snapshot) load(ctx context.Context, tx *sqlx.Tx, maxBytes int64) error 
 		return err
 	}
 	for rows.Next() {
-		var c Channel
+		var c content.Channel
 		var lowered string
 		if err := rows.Scan(&c.ID, &c.Name, &c.CreatedAt, &lowered); err != nil {
 			rows.Close()
@@ -235,9 +236,9 @@ func (s *Snapshot) load(ctx context.Context, tx *sqlx.Tx, maxBytes int64) error 
 		if parent.Valid {
 			p.ParentID = &parent.Int64
 		}
-		p.ModelZones, p.State = zones, Published
+		p.ModelZones, p.State = zones, content.Published
 		if p.Zones == nil {
-			p.Zones = Zones{}
+			p.Zones = content.Zones{}
 		}
 		s.pages[p.PageID] = sp
 		s.byChannel[sp.channelID] = append(s.byChannel[sp.channelID], sp)
@@ -306,7 +307,7 @@ func (s *Snapshot) Current(ctx context.Context, db *sqlx.DB) (bool, error) {
 
 // check refuses reads a snapshot cannot answer: another instance, locale or
 // flavour.
-func (s *Snapshot) check(inst Instance, locale string, fl Flavour) error {
+func (s *Snapshot) check(inst content.Instance, locale string, fl Flavour) error {
 	switch {
 	case inst.ID != s.inst.ID:
 		return fmt.Errorf("snapshot of instance %s asked for instance %s", s.inst.Guid, inst.Guid)
@@ -319,7 +320,7 @@ func (s *Snapshot) check(inst Instance, locale string, fl Flavour) error {
 }
 
 // ItemGraph answers as Reader.ItemGraph does.
-func (s *Snapshot) ItemGraph(ctx context.Context, inst Instance, locale string, fl Flavour, roots []int64, levels int) ([]ItemNode, error) {
+func (s *Snapshot) ItemGraph(ctx context.Context, inst content.Instance, locale string, fl Flavour, roots []int64, levels int) ([]ItemNode, error) {
 	if err := s.check(inst, locale, fl); err != nil || len(roots) == 0 {
 		return nil, err
 	}
@@ -396,7 +397,7 @@ func (s *Snapshot) containersOf(referenceNames []string) []*snapContainer {
 }
 
 // ContainerVersions answers as Reader.ContainerVersions does.
-func (s *Snapshot) ContainerVersions(ctx context.Context, inst Instance, locale string, fl Flavour, referenceNames []string) ([]ItemVersion, error) {
+func (s *Snapshot) ContainerVersions(ctx context.Context, inst content.Instance, locale string, fl Flavour, referenceNames []string) ([]ItemVersion, error) {
 	if err := s.check(inst, locale, fl); err != nil || len(referenceNames) == 0 {
 		return nil, err
 	}
@@ -410,7 +411,7 @@ func (s *Snapshot) ContainerVersions(ctx context.Context, inst Instance, locale 
 }
 
 // ContainerIDs answers as Reader.ContainerIDs does.
-func (s *Snapshot) ContainerIDs(ctx context.Context, inst Instance, locale string, fl Flavour, referenceNames []string) (map[string][]int64, error) {
+func (s *Snapshot) ContainerIDs(ctx context.Context, inst content.Instance, locale string, fl Flavour, referenceNames []string) (map[string][]int64, error) {
 	if err := s.check(inst, locale, fl); err != nil || len(referenceNames) == 0 {
 		return nil, err
 	}
@@ -424,7 +425,7 @@ func (s *Snapshot) ContainerIDs(ctx context.Context, inst Instance, locale strin
 }
 
 // ItemHeads answers as Reader.ItemHeads does.
-func (s *Snapshot) ItemHeads(ctx context.Context, inst Instance, locale string, fl Flavour, contentIDs []int64) ([]ItemHead, error) {
+func (s *Snapshot) ItemHeads(ctx context.Context, inst content.Instance, locale string, fl Flavour, contentIDs []int64) ([]ItemHead, error) {
 	if err := s.check(inst, locale, fl); err != nil || len(contentIDs) == 0 {
 		return nil, err
 	}
@@ -440,7 +441,7 @@ func (s *Snapshot) ItemHeads(ctx context.Context, inst Instance, locale string, 
 }
 
 // ContainerContents answers as Reader.ContainerContents does.
-func (s *Snapshot) ContainerContents(ctx context.Context, inst Instance, locale string, fl Flavour, referenceName string, skip, take int) (ContainerContents, error) {
+func (s *Snapshot) ContainerContents(ctx context.Context, inst content.Instance, locale string, fl Flavour, referenceName string, skip, take int) (ContainerContents, error) {
 	if err := s.check(inst, locale, fl); err != nil {
 		return ContainerContents{}, err
 	}
@@ -459,7 +460,7 @@ func (s *Snapshot) ContainerContents(ctx context.Context, inst Instance, locale 
 }
 
 // PageVersion answers as Reader.PageVersion does.
-func (s *Snapshot) PageVersion(ctx context.Context, inst Instance, locale string, fl Flavour, pageID int64) (PageVersion, error) {
+func (s *Snapshot) PageVersion(ctx context.Context, inst content.Instance, locale string, fl Flavour, pageID int64) (PageVersion, error) {
 	if err := s.check(inst, locale, fl); err != nil {
 		return PageVersion{}, err
 	}
@@ -471,13 +472,13 @@ func (s *Snapshot) PageVersion(ctx context.Context, inst Instance, locale string
 }
 
 // ChannelPages answers as Reader.ChannelPages does.
-func (s *Snapshot) ChannelPages(ctx context.Context, inst Instance, locale string, fl Flavour, channel string) (Channel, []PageVersion, error) {
+func (s *Snapshot) ChannelPages(ctx context.Context, inst content.Instance, locale string, fl Flavour, channel string) (content.Channel, []PageVersion, error) {
 	if err := s.check(inst, locale, fl); err != nil {
-		return Channel{}, nil, err
+		return content.Channel{}, nil, err
 	}
 	ch, ok := s.channels[strings.ToLower(channel)]
 	if !ok {
-		return Channel{}, nil, problem.NotFoundf("channel %q not found", channel)
+		return content.Channel{}, nil, problem.NotFoundf("channel %q not found", channel)
 	}
 	var out []PageVersion
 	for _, p := range s.byChannel[ch.ID] {
@@ -488,7 +489,7 @@ func (s *Snapshot) ChannelPages(ctx context.Context, inst Instance, locale strin
 
 // DynamicItems answers as Reader.DynamicItems does, for the bindings of
 // the snapshot's pages (which are the only ones a render asks for).
-func (s *Snapshot) DynamicItems(ctx context.Context, inst Instance, locale string, fl Flavour, bindings []DynamicBinding) ([]DynamicItem, error) {
+func (s *Snapshot) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl Flavour, bindings []DynamicBinding) ([]DynamicItem, error) {
 	if err := s.check(inst, locale, fl); err != nil || len(bindings) == 0 {
 		return nil, err
 	}

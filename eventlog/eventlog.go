@@ -1,24 +1,38 @@
-package content
+// Package eventlog is edgecms's append-only log of content changes (table
+// events). Package content appends one row per changed item or page copy
+// (or whole set) inside the transaction of the change; four consumers read
+// it, each at its own position: the publisher and the webhook dispatcher
+// through a cursor in event_cursors (Read, Ack), the origin's render cache
+// from a position it keeps in memory (End, Since), and the sync stamper
+// (package syncstamp). The scheduler trims what every consumer has read
+// (Log.Trim).
+//
+// A reader never sees a row behind a position it has passed: rows of
+// transactions still running are held back (schema/005_event_horizon.sql),
+// which is why every transaction that may append takes the shared writer
+// lock (Transact).
+package eventlog
 
 import (
 	"context"
 	"fmt"
 	"time"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 )
 
-// EventState is the kind of an event, as webhook payloads name it.
-type EventState string
+// State is the kind of an event, as webhook payloads name it.
+type State string
 
 // The event states of the spec.
 const (
-	EventSaved            EventState = "Saved"
-	EventPublished        EventState = "Published"
-	EventDeleted          EventState = "Deleted"
-	EventAwaitingApproval EventState = "AwaitingApproval"
-	EventApproved         EventState = "Approved"
-	EventDeclined         EventState = "Declined"
+	Saved            State = "Saved"
+	Published        State = "Published"
+	Deleted          State = "Deleted"
+	AwaitingApproval State = "AwaitingApproval"
+	Approved         State = "Approved"
+	Declined         State = "Declined"
 )
 
 // Subject is what an event is about.
@@ -55,19 +69,19 @@ const (
 // page copy (or to a whole list, or to the redirections), with the fields of
 // the webhook payload.
 type Event struct {
-	ID            int64      `db:"id" json:"id"`
-	Tx            string     `db:"tx" json:"-"`
-	InstanceID    int64      `db:"instance_id" json:"-"`
-	InstanceGuid  string     `db:"instance_guid" json:"instanceGuid"`
-	State         EventState `db:"state" json:"state"`
-	Subject       Subject    `db:"subject" json:"subject"`
-	Locale        *string    `db:"locale" json:"languageCode,omitempty"`
-	ReferenceName *string    `db:"reference_name" json:"referenceName,omitempty"`
-	ContentID     *int64     `db:"content_id" json:"contentID,omitempty"`
-	PageID        *int64     `db:"page_id" json:"pageID,omitempty"`
-	VersionID     *int64     `db:"version_id" json:"versionID,omitempty"`
-	ChangeDate    time.Time  `db:"change_date" json:"changeDateUTC"`
-	CreatedAt     time.Time  `db:"created_at" json:"-"`
+	ID            int64     `db:"id" json:"id"`
+	Tx            string    `db:"tx" json:"-"`
+	InstanceID    int64     `db:"instance_id" json:"-"`
+	InstanceGuid  string    `db:"instance_guid" json:"instanceGuid"`
+	State         State     `db:"state" json:"state"`
+	Subject       Subject   `db:"subject" json:"subject"`
+	Locale        *string   `db:"locale" json:"languageCode,omitempty"`
+	ReferenceName *string   `db:"reference_name" json:"referenceName,omitempty"`
+	ContentID     *int64    `db:"content_id" json:"contentID,omitempty"`
+	PageID        *int64    `db:"page_id" json:"pageID,omitempty"`
+	VersionID     *int64    `db:"version_id" json:"versionID,omitempty"`
+	ChangeDate    time.Time `db:"change_date" json:"changeDateUTC"`
+	CreatedAt     time.Time `db:"created_at" json:"-"`
 }
 
 // Payload is the event as the spec's webhook payload: a flat object whose
@@ -110,15 +124,30 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-func ptr[T any](v T) *T { return &v }
-
 const insertEventSQL = `INSERT INTO events
 	(instance_id, instance_guid, state, subject, locale, reference_name, content_id, page_id, version_id, change_date)
 	VALUES (:instance_id, :instance_guid, :state, :subject, :locale, :reference_name, :content_id, :page_id, :version_id, :change_date)`
 
-// appendEvent writes e to the event log inside the change's transaction.
-func appendEvent(ctx context.Context, tx *sqlx.Tx, inst Instance, e Event) error {
-	e.InstanceID, e.InstanceGuid = inst.ID, inst.Guid
+// writerLock is the advisory lock every transaction that may append
+// events holds (shared, so writers never wait for each other); readers of
+// the log use it to tell event writers from other transactions (see
+// schema/005_event_horizon.sql).
+const writerLock = 7301968
+
+// Transact runs fn in a transaction that may append events (pg.Transact
+// holding the shared writer lock).
+func Transact(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
+	return pg.Transact(ctx, db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock_shared($1)`, writerLock); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
+// Append writes e to the log inside the change's transaction, which
+// Transact began. e names its instance (InstanceID, InstanceGuid).
+func Append(ctx context.Context, tx *sqlx.Tx, e Event) error {
 	if _, err := tx.NamedExecContext(ctx, insertEventSQL, e); err != nil {
 		return fmt.Errorf("append %s event: %w", e.State, err)
 	}
@@ -126,8 +155,8 @@ func appendEvent(ctx context.Context, tx *sqlx.Tx, inst Instance, e Event) error
 }
 
 // Consumers of the event log read it through a cursor of their own:
-// ReadEvents returns the events after the consumer's position, and
-// AckEvents moves the position past them. Rows of transactions that are
+// Read returns the events after the consumer's position, and
+// Ack moves the position past them. Rows of transactions that are
 // still running are never returned, so no row can appear behind a position.
 const (
 	ensureCursorSQL = `INSERT INTO event_cursors (consumer) VALUES ($1) ON CONFLICT DO NOTHING`
@@ -143,22 +172,30 @@ const (
 		DELETE FROM events e USING old WHERE e.id = old.id`
 )
 
-// trimLock is the advisory lock a batch of TrimEvents holds, so that
+// trimLock is the advisory lock a batch of Log.Trim holds, so that
 // trimmers (several schedulers) take turns instead of deleting the same
 // rows in different orders.
 const trimLock = 7301969
 
-// trimBatch is how many rows one transaction of TrimEvents deletes.
+// trimBatch is how many rows one transaction of Log.Trim deletes.
 var trimBatch = 5000
 
-// ReadEvents returns up to limit events after consumer's position, oldest
-// first. A new consumer starts at the beginning of the log.
-func (s *Store) ReadEvents(ctx context.Context, consumer string, limit int) ([]Event, error) {
-	return ReadEvents(ctx, s.db, consumer, limit)
+// Log is the event log on a database, for its readers and its trimmer.
+type Log struct {
+	db *sqlx.DB
 }
 
-// ReadEvents is Store.ReadEvents on any connection or transaction.
-func ReadEvents(ctx context.Context, q sqlx.ExtContext, consumer string, limit int) ([]Event, error) {
+// New returns the Log on db.
+func New(db *sqlx.DB) *Log { return &Log{db: db} }
+
+// Read returns up to limit events after consumer's position, oldest
+// first. A new consumer starts at the beginning of the log.
+func (l *Log) Read(ctx context.Context, consumer string, limit int) ([]Event, error) {
+	return Read(ctx, l.db, consumer, limit)
+}
+
+// Read is Log.Read on any connection or transaction.
+func Read(ctx context.Context, q sqlx.ExtContext, consumer string, limit int) ([]Event, error) {
 	if _, err := q.ExecContext(ctx, ensureCursorSQL, consumer); err != nil {
 		return nil, fmt.Errorf("read events: %w", err)
 	}
@@ -175,29 +212,29 @@ func ReadEvents(ctx context.Context, q sqlx.ExtContext, consumer string, limit i
 	return evs, nil
 }
 
-// AckEvents moves consumer's position to just after e. It never moves a
+// Ack moves consumer's position to just after e. It never moves a
 // position backwards.
-func AckEvents(ctx context.Context, q sqlx.ExecerContext, consumer string, e Event) error {
+func Ack(ctx context.Context, q sqlx.ExecerContext, consumer string, e Event) error {
 	if _, err := q.ExecContext(ctx, ackEventsSQL, consumer, e.Tx, e.ID); err != nil {
 		return fmt.Errorf("ack events: %w", err)
 	}
 	return nil
 }
 
-// AckEvents is the package-level AckEvents on the store's database.
-func (s *Store) AckEvents(ctx context.Context, consumer string, e Event) error {
-	return AckEvents(ctx, s.db, consumer, e)
+// Ack is the package-level Ack on the log's database.
+func (l *Log) Ack(ctx context.Context, consumer string, e Event) error {
+	return Ack(ctx, l.db, consumer, e)
 }
 
-// TrimEvents deletes events older than before that every consumer has read,
+// Trim deletes events older than before that every consumer has read,
 // and returns how many it deleted. It deletes in batches, each in its own
 // short transaction, so that trimming a long log holds no lock for long;
 // concurrent trimmers take turns.
-func (s *Store) TrimEvents(ctx context.Context, before time.Time) (int64, error) {
+func (l *Log) Trim(ctx context.Context, before time.Time) (int64, error) {
 	var total int64
 	for {
 		var n int64
-		err := Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+		err := pg.Transact(ctx, l.db, func(tx *sqlx.Tx) error {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, trimLock); err != nil {
 				return err
 			}
@@ -239,26 +276,50 @@ const (
 	eventLogEndSQL = `SELECT coalesce(max(tx)::text, '0') FROM events WHERE tx < (SELECT edgecms_event_horizon())`
 )
 
-// EventsSince returns up to limit events after pos, oldest first, never a
+// Since returns up to limit events after pos, oldest first, never a
 // row of a transaction that is still running.
-func (s *Store) EventsSince(ctx context.Context, pos Position, limit int) ([]Event, error) {
+func (l *Log) Since(ctx context.Context, pos Position, limit int) ([]Event, error) {
 	if pos.Tx == "" {
 		pos.Tx = "0"
 	}
 	evs := []Event{}
-	if err := s.db.SelectContext(ctx, &evs, eventsSinceSQL, pos.Tx, pos.ID, limit); err != nil {
+	if err := l.db.SelectContext(ctx, &evs, eventsSinceSQL, pos.Tx, pos.ID, limit); err != nil {
 		return nil, fmt.Errorf("events since %v: %w", pos, err)
 	}
 	return evs, nil
 }
 
-// EventLogEnd returns a position at or before the end of the log that no
+// End returns a position at or before the end of the log that no
 // later committed row can fall behind: readers starting there see every
 // change that commits afterwards.
-func (s *Store) EventLogEnd(ctx context.Context) (Position, error) {
+func (l *Log) End(ctx context.Context) (Position, error) {
 	var tx string
-	if err := s.db.GetContext(ctx, &tx, eventLogEndSQL); err != nil {
+	if err := l.db.GetContext(ctx, &tx, eventLogEndSQL); err != nil {
 		return Position{}, fmt.Errorf("event log end: %w", err)
 	}
 	return Position{Tx: tx}, nil
+}
+
+// claimMaintenanceSQL moves the task's last start to now if it is at least
+// $2 seconds old (or the task never ran), and returns a row only then. The
+// database's clock decides, so schedulers on machines whose clocks differ
+// agree.
+const claimMaintenanceSQL = `INSERT INTO maintenance_runs (task, ran_at) VALUES ($1, now())
+	ON CONFLICT (task) DO UPDATE SET ran_at = excluded.ran_at
+	WHERE maintenance_runs.ran_at <= excluded.ran_at - make_interval(secs => $2)
+	RETURNING true`
+
+// ClaimMaintenance reports whether the caller may run the maintenance task
+// (of the log: trimming it, and stamping the sync positions that hold it)
+// now: nobody claimed it in the last interval (less a tenth, so that
+// schedulers whose tickers run a little early do not skip a round). Every
+// scheduler asks; one a round gets true.
+func (l *Log) ClaimMaintenance(ctx context.Context, task string, interval time.Duration) (bool, error) {
+	rows, err := l.db.QueryContext(ctx, claimMaintenanceSQL, task, (interval - interval/10).Seconds())
+	if err != nil {
+		return false, fmt.Errorf("claim %s: %w", task, err)
+	}
+	defer rows.Close()
+	ok := rows.Next()
+	return ok, rows.Err()
 }

@@ -1,4 +1,13 @@
-package content
+// Package source is the render read model: the reads of the Fetch API
+// renderer (package render) on the content tables that package content
+// writes. It has the two implementations of render.Source: Reader, which
+// reads Postgres with prepared statements a fixed number of queries per
+// answer (the origin, the publisher's event handling), and Snapshot, the
+// published content of one instance and locale loaded into memory in one
+// transaction (the publisher's republish). render's differential test
+// checks that both give the same bytes. The sync streams (SyncChanges) read
+// the positions package syncstamp gives, stamping first.
+package source
 
 import (
 	"bytes"
@@ -12,8 +21,10 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/syncstamp"
 )
 
 // This file holds the reads of the Fetch API renderer (package render), as
@@ -63,10 +74,10 @@ type ItemVersion struct {
 	// component's own reference name.
 	ReferenceName string
 	ItemOrder     int
-	State         State // Published for the fetch flavour
+	State         content.State // content.Published for the fetch flavour
 	VersionID     int64
 	Modified      time.Time
-	Fields        Values
+	Fields        content.Values
 }
 
 // ItemHead names a visible item and its model, for references that are not
@@ -105,11 +116,11 @@ type PageVersion struct {
 	DynamicContainerID   int64
 	DynamicReferenceName string
 	DynamicPathField     string
-	State                State // Published for the fetch flavour
+	State                content.State // content.Published for the fetch flavour
 	VersionID            int64
 	Modified             time.Time
-	Doc                  PageDoc
-	Zones                Zones
+	Doc                  content.PageDoc
+	Zones                content.Zones
 }
 
 // DynamicBinding asks for the items behind a dynamic page: the visible items
@@ -161,7 +172,7 @@ const (
 	itemPreviewCols = `ic.state, ic.version_id, ic.modified, ic.fields`
 	itemFetchSeen   = ` AND ic.published_version_id IS NOT NULL`
 	itemPreviewSeen = ` AND ic.state <> 3`
-	// copyReferenceName is componentReferenceName for a copy joined to its
+	// copyReferenceName is content.ComponentReferenceNameSQL for a copy joined to its
 	// model without its item.
 	copyReferenceName = `lower(m.name) || '_' || ic.content_id`
 
@@ -321,18 +332,20 @@ const (
 // concurrent use; Close releases its statements.
 type Reader struct {
 	db        *sql.DB
+	stamper   *syncstamp.Stamper
 	mu        sync.Mutex
 	stmts     map[string]*sql.Stmt
 	publicURL media.PublicURL
 }
 
-// Reader returns a new Reader on the store's database. Keep it for the
-// life of the process (package render keeps one per Renderer).
-func (s *Store) Reader() *Reader {
-	return &Reader{db: s.db.DB, stmts: map[string]*sql.Stmt{}, publicURL: s.PublicURL}
+// NewReader returns a new Reader on the database of cs, which renders
+// asset URLs below cs.PublicURL. Keep it for the life of the process
+// (package render keeps one per Renderer).
+func NewReader(cs *content.Store) *Reader {
+	return &Reader{db: cs.DB().DB, stamper: syncstamp.New(cs.DB()), stmts: map[string]*sql.Stmt{}, publicURL: cs.PublicURL}
 }
 
-// AssetURL is the URL of the asset bytes at key, below the Store's
+// AssetURL is the URL of the asset bytes at key, below the content store's
 // PublicURL when the Reader was made.
 func (r *Reader) AssetURL(key string) string { return r.publicURL.URL(key) }
 
@@ -379,7 +392,7 @@ func (r *Reader) query(ctx context.Context, q string, args ...any) (*sql.Rows, e
 // linked items that are not visible are left out. It is one query, whatever
 // the depth; links to whole containers are not followed (see
 // ContainerIDs).
-func (r *Reader) ItemGraph(ctx context.Context, inst Instance, locale string, fl Flavour, roots []int64, levels int) ([]ItemNode, error) {
+func (r *Reader) ItemGraph(ctx context.Context, inst content.Instance, locale string, fl Flavour, roots []int64, levels int) ([]ItemNode, error) {
 	q, err := fl.pick(fetchItemGraphSQL, previewItemGraphSQL)
 	if err != nil || len(roots) == 0 {
 		return nil, err
@@ -405,7 +418,7 @@ func (r *Reader) ItemGraph(ctx context.Context, inst Instance, locale string, fl
 				return nil, fmt.Errorf("load item graph: item %d: %w", v.ContentID, err)
 			}
 			if v.Fields == nil {
-				v.Fields = Values{}
+				v.Fields = content.Values{}
 			}
 		}
 		out = append(out, n)
@@ -428,7 +441,7 @@ type LinkedItem struct {
 // left out. It is one query, by key, however many ids: a caller that
 // renders many items walks their links a level at a time with it (see
 // render.Renderer.RenderMany).
-func (r *Reader) ItemsByID(ctx context.Context, inst Instance, locale string, fl Flavour, ids []int64) ([]LinkedItem, error) {
+func (r *Reader) ItemsByID(ctx context.Context, inst content.Instance, locale string, fl Flavour, ids []int64) ([]LinkedItem, error) {
 	q, err := fl.pick(fetchItemsByIDSQL, previewItemsByIDSQL)
 	if err != nil || len(ids) == 0 {
 		return nil, err
@@ -463,7 +476,7 @@ func (r *Reader) ItemsByID(ctx context.Context, inst Instance, locale string, fl
 // ContainerVersions loads the copies in locale, visible in flavour fl, of
 // every item of the containers named (case-insensitively), grouped by
 // container and in container order within each.
-func (r *Reader) ContainerVersions(ctx context.Context, inst Instance, locale string, fl Flavour, referenceNames []string) ([]ItemVersion, error) {
+func (r *Reader) ContainerVersions(ctx context.Context, inst content.Instance, locale string, fl Flavour, referenceNames []string) ([]ItemVersion, error) {
 	q, err := fl.pick(fetchContainerVersionsSQL, previewContainerVersionsSQL)
 	if err != nil || len(referenceNames) == 0 {
 		return nil, err
@@ -497,7 +510,7 @@ func (r *Reader) scanItemVersions(ctx context.Context, q string, args ...any) ([
 			return nil, fmt.Errorf("item %d: %w", v.ContentID, err)
 		}
 		if v.Fields == nil {
-			v.Fields = Values{}
+			v.Fields = content.Values{}
 		}
 		out = append(out, v)
 	}
@@ -507,7 +520,7 @@ func (r *Reader) scanItemVersions(ctx context.Context, q string, args ...any) ([
 // ContainerIDs returns, per container named (case-insensitively; the keys
 // are lower case), the contentIDs of its items that have a copy in locale
 // visible in flavour fl, in container order. Unknown containers have no key.
-func (r *Reader) ContainerIDs(ctx context.Context, inst Instance, locale string, fl Flavour, referenceNames []string) (map[string][]int64, error) {
+func (r *Reader) ContainerIDs(ctx context.Context, inst content.Instance, locale string, fl Flavour, referenceNames []string) (map[string][]int64, error) {
 	q, err := fl.pick(fetchContainerIDsSQL, previewContainerIDsSQL)
 	if err != nil || len(referenceNames) == 0 {
 		return nil, err
@@ -536,7 +549,7 @@ func (r *Reader) ContainerIDs(ctx context.Context, inst Instance, locale string,
 // ItemHeads returns, ordered by contentID, the items among contentIDs that
 // have a copy in locale visible in flavour fl, with their model names. It
 // is the light check for links that are rendered as references.
-func (r *Reader) ItemHeads(ctx context.Context, inst Instance, locale string, fl Flavour, contentIDs []int64) ([]ItemHead, error) {
+func (r *Reader) ItemHeads(ctx context.Context, inst content.Instance, locale string, fl Flavour, contentIDs []int64) ([]ItemHead, error) {
 	q, err := fl.pick(fetchItemHeadsSQL, previewItemHeadsSQL)
 	if err != nil || len(contentIDs) == 0 {
 		return nil, err
@@ -561,7 +574,7 @@ func (r *Reader) ItemHeads(ctx context.Context, inst Instance, locale string, fl
 // (case-insensitively), the number of its items that have a copy in locale
 // visible in flavour fl, and the contentIDs of take of them after skip, in
 // container order. An unknown container is a NotFound problem.
-func (r *Reader) ContainerContents(ctx context.Context, inst Instance, locale string, fl Flavour, referenceName string, skip, take int) (ContainerContents, error) {
+func (r *Reader) ContainerContents(ctx context.Context, inst content.Instance, locale string, fl Flavour, referenceName string, skip, take int) (ContainerContents, error) {
 	q, err := fl.pick(fetchContainerContentsSQL, previewContainerContentsSQL)
 	if err != nil {
 		return ContainerContents{}, err
@@ -589,7 +602,7 @@ func (r *Reader) ContainerContents(ctx context.Context, inst Instance, locale st
 // PageVersion loads the copy in locale of a page visible in flavour fl. A
 // page that does not exist, has no copy in locale or is not visible is a
 // NotFound problem.
-func (r *Reader) PageVersion(ctx context.Context, inst Instance, locale string, fl Flavour, pageID int64) (PageVersion, error) {
+func (r *Reader) PageVersion(ctx context.Context, inst content.Instance, locale string, fl Flavour, pageID int64) (PageVersion, error) {
 	q, err := fl.pick(fetchPageVersionSQL, previewPageVersionSQL)
 	if err != nil {
 		return PageVersion{}, err
@@ -611,18 +624,18 @@ func (r *Reader) PageVersion(ctx context.Context, inst Instance, locale string, 
 // the copies in locale, visible in flavour fl, of its pages, ordered by sort
 // order (so siblings come in menu order). Whether a page's parent is
 // visible is left to the caller. An unknown channel is a NotFound problem.
-func (r *Reader) ChannelPages(ctx context.Context, inst Instance, locale string, fl Flavour, channel string) (Channel, []PageVersion, error) {
+func (r *Reader) ChannelPages(ctx context.Context, inst content.Instance, locale string, fl Flavour, channel string) (content.Channel, []PageVersion, error) {
 	q, err := fl.pick(fetchChannelPagesSQL, previewChannelPagesSQL)
 	if err != nil {
-		return Channel{}, nil, err
+		return content.Channel{}, nil, err
 	}
 	ch, err := r.channel(ctx, inst, channel)
 	if err != nil {
-		return Channel{}, nil, err
+		return content.Channel{}, nil, err
 	}
 	ps, err := r.scanPageVersions(ctx, q, inst.ID, locale, ch.ID)
 	if err != nil {
-		return Channel{}, nil, fmt.Errorf("load pages of channel %q: %w", channel, err)
+		return content.Channel{}, nil, fmt.Errorf("load pages of channel %q: %w", channel, err)
 	}
 	return ch, ps, nil
 }
@@ -648,7 +661,7 @@ func (r *Reader) scanPageVersions(ctx context.Context, q string, args ...any) ([
 		}
 		p.ModelZones = zones
 		if p.Zones == nil {
-			p.Zones = Zones{}
+			p.Zones = content.Zones{}
 		}
 		out = append(out, p)
 	}
@@ -659,7 +672,7 @@ func (r *Reader) scanPageVersions(ctx context.Context, q string, args ...any) ([
 // items of its container that have a copy in locale visible in flavour fl,
 // in container order, with the value of the binding's path field (empty when
 // unset). Results are ordered by binding.
-func (r *Reader) DynamicItems(ctx context.Context, inst Instance, locale string, fl Flavour, bindings []DynamicBinding) ([]DynamicItem, error) {
+func (r *Reader) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl Flavour, bindings []DynamicBinding) ([]DynamicItem, error) {
 	q, err := fl.pick(fetchDynamicItemsSQL, previewDynamicItemsSQL)
 	if err != nil || len(bindings) == 0 {
 		return nil, err
@@ -686,21 +699,23 @@ func (r *Reader) DynamicItems(ctx context.Context, inst Instance, locale string,
 	return out, rows.Err()
 }
 
-func (r *Reader) channel(ctx context.Context, inst Instance, name string) (Channel, error) {
-	rows, err := r.query(ctx, selectChannelSQL, inst.ID, name)
+const readChannelSQL = `SELECT id, name, created_at FROM channels WHERE instance_id = $1 AND lower(name) = lower($2)`
+
+func (r *Reader) channel(ctx context.Context, inst content.Instance, name string) (content.Channel, error) {
+	rows, err := r.query(ctx, readChannelSQL, inst.ID, name)
 	if err != nil {
-		return Channel{}, fmt.Errorf("load channel %q: %w", name, err)
+		return content.Channel{}, fmt.Errorf("load channel %q: %w", name, err)
 	}
 	defer rows.Close()
 	if !rows.Next() {
 		if err := rows.Err(); err != nil {
-			return Channel{}, fmt.Errorf("load channel %q: %w", name, err)
+			return content.Channel{}, fmt.Errorf("load channel %q: %w", name, err)
 		}
-		return Channel{}, problem.NotFoundf("channel %q not found", name)
+		return content.Channel{}, problem.NotFoundf("channel %q not found", name)
 	}
-	var c Channel
+	var c content.Channel
 	if err := rows.Scan(&c.ID, &c.Name, &c.CreatedAt); err != nil {
-		return Channel{}, fmt.Errorf("load channel %q: %w", name, err)
+		return content.Channel{}, fmt.Errorf("load channel %q: %w", name, err)
 	}
 	return c, nil
 }
@@ -711,13 +726,13 @@ func (r *Reader) channel(ctx context.Context, inst Instance, name string) (Chann
 // json.Unmarshal into Values, which matters since every item rendered goes
 // through it. Text that is not a well-formed object is left to
 // json.Unmarshal, for its error; nil gives empty Values.
-func SplitObject(b []byte) (Values, error) {
+func SplitObject(b []byte) (content.Values, error) {
 	if b == nil {
-		return Values{}, nil
+		return content.Values{}, nil
 	}
 	v, ok := splitMembers(b)
 	if !ok {
-		v = Values{}
+		v = content.Values{}
 		if err := json.Unmarshal(b, &v); err != nil {
 			return nil, err
 		}
@@ -725,12 +740,12 @@ func SplitObject(b []byte) (Values, error) {
 	return v, nil
 }
 
-func splitMembers(b []byte) (Values, bool) {
+func splitMembers(b []byte) (content.Values, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, false
 	}
-	v := Values{}
+	v := content.Values{}
 	i = skipSpace(b, i+1)
 	if i < len(b) && b[i] == '}' {
 		return v, skipSpace(b, i+1) == len(b)

@@ -1,0 +1,25 @@
+package delivery
+
+// FeedKey is the object key of the change feed.
+const FeedKey = "_feed/changes.json"
+
+// Feed is the change feed object: the latest changed keys (written or
+// deleted objects, and key manifests), oldest first. Seq numbers only grow,
+// and a change is listed only once every change with a smaller seq is
+// listed too, so an edge that remembers the Seq it last read can drop from
+// its cache exactly the keys listed after it; when that Seq is older than
+// Oldest-1, changes were missed and it drops everything.
+type Feed struct {
+	// Seq is the seq of the latest change (0 before the first).
+	Seq int64 `json:"seq"`
+	// Oldest is the seq of the first change listed (0 when none is).
+	Oldest int64 `json:"oldest"`
+	// Changes are the listed changes, by seq ascending.
+	Changes []Change `json:"changes"`
+}
+
+// Change is one changed key of the Feed.
+type Change struct {
+	Seq int64  `json:"seq"`
+	Key string `json:"key"`
+}

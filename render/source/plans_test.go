@@ -1,0 +1,50 @@
+package source
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/lib/pq"
+
+	"github.com/edgecms/edgecms/internal/contenttest"
+	"github.com/edgecms/edgecms/internal/plancheck"
+)
+
+// TestPlansAreIndexDriven checks that the Fetch API's reads of items, list
+// windows and dynamic pages read rows by key, on an instance of 1,000 and
+// of 100,000 items (see package plancheck): a plan that reads the items of
+// a locale or an instance for one item fails, whatever made the planner
+// choose it.
+func TestPlansAreIndexDriven(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1_000, 100_000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			t.Parallel()
+			f, ids := contenttest.PlanInstance(t, n)
+			inst, en, heads := f.Inst.ID, "en-us", pq.Array([]int64{ids.Mid, ids.Mid + 1, ids.Author})
+			var cases []plancheck.Case
+			for _, fl := range []struct {
+				name                               string
+				graph, heads, contents, containers string
+				versions, dynamic                  string
+			}{
+				{"fetch", fetchItemGraphSQL, fetchItemHeadsSQL, fetchContainerContentsSQL, fetchContainerIDsSQL,
+					fetchContainerVersionsSQL, fetchDynamicItemsSQL},
+				{"preview", previewItemGraphSQL, previewItemHeadsSQL, previewContainerContentsSQL, previewContainerIDsSQL,
+					previewContainerVersionsSQL, previewDynamicItemsSQL},
+			} {
+				cases = append(cases,
+					plancheck.Case{Name: fl.name + " item depth 1", SQL: fl.graph, Args: []any{inst, en, pq.Array([]int64{ids.Mid}), 2}},
+					plancheck.Case{Name: fl.name + " item depth 5", SQL: fl.graph, Args: []any{inst, en, pq.Array([]int64{ids.Mid}), 6}},
+					plancheck.Case{Name: fl.name + " 10 items depth 1", SQL: fl.graph, Args: []any{inst, en, pq.Array(contenttest.IDRange(ids.Mid, 10)), 2}},
+					plancheck.Case{Name: fl.name + " item heads", SQL: fl.heads, Args: []any{inst, en, heads}},
+					plancheck.Case{Name: fl.name + " list window", SQL: fl.contents, Args: []any{inst, en, "posts", 10, 20}},
+					plancheck.Case{Name: fl.name + " whole small list", SQL: fl.containers, Args: []any{inst, en, pq.Array([]string{"tags"})}},
+					plancheck.Case{Name: fl.name + " small list versions", SQL: fl.versions, Args: []any{inst, en, pq.Array([]string{"tags", "authors"})}},
+					plancheck.Case{Name: fl.name + " small dynamic list", SQL: fl.dynamic, Args: []any{inst, en, pq.Array([]int64{ids.TagsContainer}), pq.Array([]string{"label"})}},
+				)
+			}
+			plancheck.Check(t, f.Ctx, f.DB, n, cases)
+		})
+	}
+}
