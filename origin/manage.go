@@ -80,6 +80,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	l.Put("/pages/:id", edit, s.resolveLocale, s.savePage)
 	l.Delete("/pages/:id", publish, s.resolveLocale, deleteInLocale(s.store.DeletePage))
 	l.Put("/pages/:id/schedule", publish, s.resolveLocale, updateInLocale(s.store.SchedulePage))
+	l.Put("/pages/:id/position", edit, s.resolveLocale, updateInLocale(s.store.MovePage))
 	l.Post("/pages/:id/zones/:zone", edit, s.resolveLocale, s.addComponent)
 	l.Put("/pages/:id/zones/:zone/order", edit, s.resolveLocale, s.reorderZone)
 	l.Delete("/pages/:id/zones/:zone/:contentID", edit, s.resolveLocale, s.removeComponent)
