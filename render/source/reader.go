@@ -120,11 +120,11 @@ type PageVersion struct {
 	// nodes: the page's titleField, else the model's field named title,
 	// else "" (the path value titles them).
 	DynamicTitleField string
-	State                content.State // content.Published for the fetch flavour
-	VersionID            int64
-	Modified             time.Time
-	Doc                  content.PageDoc
-	Zones                content.Zones
+	State             content.State // content.Published for the fetch flavour
+	VersionID         int64
+	Modified          time.Time
+	Doc               content.PageDoc
+	Zones             content.Zones
 }
 
 // DynamicBinding asks for the items behind a dynamic page: the visible items
@@ -139,8 +139,8 @@ type DynamicBinding struct {
 // DynamicBinding, PathValue the value of the binding's path field and
 // TitleValue that of its title field ("" when it has none or it is unset).
 type DynamicItem struct {
-	Binding   int
-	ContentID int64
+	Binding    int
+	ContentID  int64
 	PathValue  string
 	TitleValue string
 }
