@@ -564,6 +564,7 @@ type world struct {
 	lone           int64 // a page without children (en-us)
 	articleVersion int64 // the version article was created at
 	parentVersion  int64 // the version parent was created at
+	footerPage     int64 // a page in channel legal (en-us)
 	component      int64 // a Hero component in parent's MainContentZone (en-us)
 	apiKey         int64
 	spareToken     int64
@@ -653,6 +654,11 @@ func (h *harness) populate() world {
 	p, err = s.CreatePage(ctx, inst, "en-us", content.PageInput{Title: ptr("Contact"), PageModel: ptr("Main")})
 	check("page Contact", err)
 	w.lone = p.PageID
+	_, err = s.CreateChannel(ctx, inst, "legal")
+	check("channel legal", err)
+	p, err = s.CreatePage(ctx, inst, "en-us", content.PageInput{Title: ptr("Legal"), PageModel: ptr("Main"), Channel: ptr("legal")})
+	check("page Legal", err)
+	w.footerPage = p.PageID
 	w.component, _, err = s.AddComponent(ctx, inst, "en-us", w.parent, "MainContentZone", "Hero", map[string]json.RawMessage{"heading": raw(`"Hi"`)})
 	check("component", err)
 

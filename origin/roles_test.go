@@ -133,6 +133,7 @@ func matrix(w world) []routeCase {
 		{"/:locale/pages/:id", request{"GET", page, nil}, edit, 200},
 		{"/:locale/pages/:id", request{"PUT", page, m{"menuText": "Start"}}, edit, 200},
 		{"/:locale/pages/:id/schedule", request{"PUT", page + "/schedule", m{"publishAt": future}}, publish, 200},
+		{"/:locale/pages/:id/position", request{"PUT", lone + "/position", m{"parentPageID": nil, "beforePageID": w.parent}}, edit, 200},
 		{"/:locale/pages/:id/zones/:zone", request{"POST", page + "/zones/MainContentZone", m{"module": "Hero", "fields": m{"heading": "Two"}}}, edit, 201},
 		{"/:locale/pages/:id/zones/:zone/order", request{"PUT", page + "/zones/Sidebar/order", m{"contentIDs": []int64{}}}, edit, 204},
 		{"/:locale/pages/:id/zones/:zone/:contentID", request{"DELETE", fmt.Sprintf("%s/zones/MainContentZone/%d", page, w.component), nil}, edit, 204},
