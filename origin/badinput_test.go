@@ -217,6 +217,27 @@ func badCases(w world) []badCase {
 		badCase{name: "duplicate zones", req: req("PUT", "/page-models/Main", m{"zones": []any{"MainContentZone", "Sidebar", "sidebar"}}), want: 400, field: "zones[2]"},
 		badCase{name: "If-Match stale", req: req("PUT", "/page-models/Main", m{"zones": []any{"MainContentZone", "Sidebar"}}), want: 412, ifMatch: `"999999"`},
 	)
+	tooMany := make([]int64, content.MaxBatch+1)
+	for i := range tooMany {
+		tooMany[i] = int64(i + 1)
+	}
+	add("POST /:locale/batch",
+		badCase{name: "malformed JSON", req: req("POST", "/en-us/batch", malformed), want: 400},
+		badCase{name: "unknown action", req: req("POST", "/en-us/batch", m{"action": "archive", "items": []int64{w.article}}), want: 400, field: "action"},
+		badCase{name: "save is no batch action", req: req("POST", "/en-us/batch", m{"action": "save", "items": []int64{w.article}}), want: 400, field: "action"},
+		badCase{name: "nothing named", req: req("POST", "/en-us/batch", m{"action": "publish"}), want: 400, field: "items"},
+		badCase{name: "duplicate items", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article, w.article}}), want: 400, field: "items"},
+		badCase{name: "duplicate pages", req: req("POST", "/en-us/batch", m{"action": "publish", "pages": []int64{w.lone, w.lone}}), want: 400, field: "pages"},
+		badCase{name: "more than 500 ids", req: req("POST", "/en-us/batch", m{"action": "publish", "items": tooMany}), want: 400, field: "items"},
+		badCase{name: "negative id", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{-1}}), want: 400, field: "items"},
+		badCase{name: "unknown item", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article, 999999}}), want: 404},
+		badCase{name: "unknown page", req: req("POST", "/en-us/batch", m{"action": "publish", "pages": []int64{w.lone, 999999}}), want: 404},
+		badCase{name: "another locale's copy missing", req: req("POST", "/fr-ca/batch", m{"action": "publish", "items": []int64{w.article}}), want: 404},
+		badCase{name: "one cannot (deleted)", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article, w.deleted}}), want: 409},
+		badCase{name: "page with children deleted", req: req("POST", "/en-us/batch", m{"action": "delete", "pages": []int64{w.lone, w.parent}}), want: 409},
+		badCase{name: "If-Match", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article}}), want: 400, field: "If-Match", ifMatch: `"1"`},
+		badCase{name: "unknown member", req: req("POST", "/en-us/batch", m{"action": "publish", "ids": []int64{1}}), want: 400, field: "ids"},
+	)
 	add("GET /audit",
 		badCase{name: "fromDate not a date", req: req("GET", "/audit?fromDate=yesterday", nil), want: 400, field: "fromDate"},
 		badCase{name: "toDate not a date", req: req("GET", "/audit?toDate=2026-13-01", nil), want: 400, field: "toDate"},

@@ -74,6 +74,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	s.versionRoutes(l, edit)
 	l.Post("/items/:id/:action", s.resolveLocale, actionInLocale(s.store.ItemAction))
 
+	l.Post("/batch", edit, s.resolveLocale, s.batch)
 	l.Get("/pages", edit, knownQuery("channel", "take", "skip"), s.resolveLocale, s.listPages)
 	l.Post("/pages", edit, s.resolveLocale, s.createPage)
 	l.Get("/pages/:id", edit, s.resolveLocale, getPageWithETag(s))

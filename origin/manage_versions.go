@@ -200,3 +200,30 @@ func (s *Server) listAudit(c *fiber.Ctx) error {
 	}
 	return c.JSON(p)
 }
+
+// batch takes one workflow action on many items and pages, all or nothing.
+func (s *Server) batch(c *fiber.Ctx) error {
+	if c.Get(fiber.HeaderIfMatch) != "" {
+		return problem.Field("If-Match", "a batch names many copies; If-Match applies to one")
+	}
+	var in struct {
+		Action string  `json:"action"`
+		Items  []int64 `json:"items"`
+		Pages  []int64 `json:"pages"`
+	}
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	a, err := content.ParseBatchAction(in.Action)
+	if err != nil {
+		return err
+	}
+	if err := allow(c, a.Role()); err != nil {
+		return err
+	}
+	out, err := s.store.ApplyBatch(c.UserContext(), instance(c), locale(c), content.Batch{Action: a, Items: in.Items, Pages: in.Pages})
+	if err != nil {
+		return err
+	}
+	return c.JSON(out)
+}

@@ -3,6 +3,7 @@ package origin_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/edgecms/edgecms/content"
@@ -87,4 +88,45 @@ func TestPageNamesAndPositions(t *testing.T) {
 	// Refused: a cycle, a sibling of another parent, another channel.
 	checkProblem(t, "under its own child", h.as(content.RoleFull, request{"PUT", fmt.Sprintf("/en-us/pages/%d/position", w.parent), m{"parentPageID": w.child}}), 400, "parentPageID")
 	checkProblem(t, "before a page of another parent", h.as(content.RoleFull, request{"PUT", pos, m{"parentPageID": nil, "beforePageID": w.child}}), 400, "beforePageID")
+}
+
+// TestBatch checks that a batch takes its action on every copy it names,
+// or, when one cannot, on none.
+func TestBatch(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := h.populate()
+	type m = map[string]any
+	before := h.fingerprint()
+	// The deleted item cannot be published: nothing is.
+	r := h.as(content.RoleFull, request{"POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article, w.deleted}, "pages": []int64{w.lone}}})
+	doc := checkProblem(t, "batch with a deleted item", r, 409, "")
+	if d, _ := doc["detail"].(string); !strings.Contains(d, fmt.Sprintf("item %d", w.deleted)) {
+		t.Errorf("409 detail %q does not name item %d", d, w.deleted)
+	}
+	if ch := changedTables(before, h.fingerprint()); len(ch) > 0 {
+		t.Errorf("a refused batch changed tables %v", ch)
+	}
+	// An editor may not publish.
+	checkProblem(t, "batch publish as editor", h.as(content.RoleEdit, request{"POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article}}}), 403, "")
+	var out struct {
+		Items []struct {
+			ContentID int64         `json:"contentID"`
+			State     content.State `json:"state"`
+		} `json:"items"`
+		Pages []struct {
+			PageID int64         `json:"pageID"`
+			State  content.State `json:"state"`
+		} `json:"pages"`
+	}
+	h.must(200, "POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article, w.extra}, "pages": []int64{w.lone, w.parent}}).decode(t, &out)
+	if len(out.Items) != 2 || out.Items[1].ContentID != w.extra || out.Items[1].State != content.Published || len(out.Pages) != 2 || out.Pages[0].State != content.Published {
+		t.Errorf("batch publish = %+v", out)
+	}
+	var it content.Item
+	h.must(200, "GET", fmt.Sprintf("/en-us/items/%d", w.extra), nil).decode(t, &it)
+	if it.State != content.Published {
+		t.Errorf("after batch: item %d is %s", w.extra, it.State)
+	}
+	h.must(200, "POST", "/en-us/batch", m{"action": "unpublish", "pages": []int64{w.lone}})
 }

@@ -126,6 +126,7 @@ func matrix(w world) []routeCase {
 		{"/:locale/items/:id/discard", request{"POST", fmt.Sprintf("/en-us/items/%d/discard", w.extra), nil}, edit, 409}, // never published
 		{"/:locale/items/:id/versions/:version/restore", request{"POST", fmt.Sprintf("%s/versions/%d/restore", item, w.articleVersion), nil}, edit, 200},
 		{"/:locale/items/:id/:action", request{"POST", item + "/unpublish", nil}, publish, 200},
+		{"/:locale/batch", request{"POST", "/en-us/batch", m{"action": "request-approval", "items": []int64{w.extra}}}, edit, 200},
 		{"/:locale/items/:id", request{"DELETE", fmt.Sprintf("/en-us/items/%d", w.extra), nil}, publish, 204},
 
 		{"/:locale/pages", request{"GET", "/en-us/pages", nil}, edit, 200},
