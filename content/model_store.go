@@ -260,8 +260,13 @@ const (
 		WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($2)`
 	selectContainerSQL     = `SELECT ` + containerColumns + itemCountColumn + containerByNameWhere
 	selectContainerHeadSQL = `SELECT ` + containerColumns + containerByNameWhere
-	containerUsedSQL       = `SELECT EXISTS (SELECT 1 FROM items WHERE container_id = $1) OR EXISTS (SELECT 1 FROM pages WHERE dynamic_container_id = $1)`
-	deleteContainerSQL     = `DELETE FROM containers WHERE id = $1`
+	// A container is used while an item of it has a live copy or a
+	// dynamic page shows it; items deleted in every locale go with it.
+	containerUsedSQL = `SELECT EXISTS (SELECT 1 FROM items i JOIN item_copies c ON c.content_id = i.content_id
+			WHERE i.container_id = $1 AND c.state <> 3)
+		OR EXISTS (SELECT 1 FROM pages WHERE dynamic_container_id = $1)`
+	deleteContainerItemsSQL = `DELETE FROM items WHERE container_id = $1`
+	deleteContainerSQL      = `DELETE FROM containers WHERE id = $1`
 )
 
 // CreateContainer creates a container of items of a content model.
@@ -328,8 +333,9 @@ func containerByName(ctx context.Context, q sqlx.QueryerContext, inst Instance, 
 	return c, nil
 }
 
-// DeleteContainer deletes a container that holds no items, backs no dynamic
-// page and is linked from no model field. It writes a whole-list Deleted
+// DeleteContainer deletes a container whose items are all deleted (in
+// every locale: they go with it), that backs no dynamic page and is
+// linked from no model field. It writes a whole-list Deleted
 // event per locale, so that the container's list answers are withdrawn.
 func (s *Store) DeleteContainer(ctx context.Context, inst Instance, referenceName string) error {
 	return s.transact(ctx, func(tx *sqlx.Tx) error {
@@ -342,13 +348,16 @@ func (s *Store) DeleteContainer(ctx context.Context, inst Instance, referenceNam
 			return err
 		}
 		if used {
-			return problem.Conflictf("container %q holds items or backs a dynamic page", c.ReferenceName)
+			return problem.Conflictf("container %q holds items that are not deleted, or backs a dynamic page", c.ReferenceName)
 		}
 		var model string
 		err = tx.GetContext(ctx, &model, containerLinkedSQL, inst.ID, c.ReferenceName)
 		if err == nil {
 			return problem.Conflictf("container %q is linked from a field of model %q", c.ReferenceName, model)
 		} else if problem.KindOf(notFound(err, "")) != problem.NotFound {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, deleteContainerItemsSQL, c.ID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, deleteContainerSQL, c.ID); err != nil {

@@ -238,6 +238,18 @@ func badCases(w world) []badCase {
 		badCase{name: "If-Match", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article}}), want: 400, field: "If-Match", ifMatch: `"1"`},
 		badCase{name: "unknown member", req: req("POST", "/en-us/batch", m{"action": "publish", "ids": []int64{1}}), want: 400, field: "ids"},
 	)
+	add("PATCH /locales/:code",
+		badCase{name: "malformed JSON", req: req("PATCH", "/locales/fr-ca", malformed), want: 400},
+		badCase{name: "unknown locale", req: req("PATCH", "/locales/de-de", m{"name": "Deutsch"}), want: 404},
+		badCase{name: "empty name", req: req("PATCH", "/locales/fr-ca", m{"name": " "}), want: 400, field: "name"},
+		badCase{name: "default no more", req: req("PATCH", "/locales/en-us", m{"isDefault": false}), want: 409},
+		badCase{name: "code cannot change", req: req("PATCH", "/locales/fr-ca", m{"code": "fr-fr"}), want: 400, field: "code"},
+	)
+	add("DELETE /channels/:name",
+		badCase{name: "unknown", req: req("DELETE", "/channels/nope", nil), want: 404},
+		badCase{name: "website", req: req("DELETE", "/channels/website", nil), want: 409},
+		badCase{name: "with pages", req: req("DELETE", "/channels/legal", nil), want: 409},
+	)
 	add("GET /audit",
 		badCase{name: "fromDate not a date", req: req("GET", "/audit?fromDate=yesterday", nil), want: 400, field: "fromDate"},
 		badCase{name: "toDate not a date", req: req("GET", "/audit?toDate=2026-13-01", nil), want: 400, field: "toDate"},

@@ -20,6 +20,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	r.Get("/locales", edit, listAll(s.store.Locales))
 	r.Post("/locales", manage, s.createLocale)
+	r.Patch("/locales/:code", manage, updateBy(textParam("code"), s.store.UpdateLocale))
 	r.Delete("/locales/:code", manage, deleteBy(textParam("code"), s.store.DeleteLocale))
 
 	r.Get("/tokens", full, listAll(s.store.Tokens))
@@ -54,6 +55,7 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	r.Get("/channels", edit, listAll(s.store.Channels))
 	r.Post("/channels", manage, s.createChannel)
 	r.Patch("/channels/:name", manage, s.updateChannel)
+	r.Delete("/channels/:name", manage, deleteBy(textParam("name"), s.store.DeleteChannel))
 
 	s.webhookRoutes(r)
 	s.mediaRoutes(r)

@@ -100,3 +100,29 @@ func TestPageModelEvolves(t *testing.T) {
 		t.Errorf("after removal: zones = %+v", p.Zones)
 	}
 }
+
+// TestLocalesChannelsContainers checks PATCH /locales/{code}, DELETE
+// /channels/{name} once its pages are deleted, and DELETE
+// /containers/{ref} once every item it held is deleted.
+func TestLocalesChannelsContainers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := h.populate()
+	type m = map[string]any
+	h.must(200, "PATCH", "/locales/fr-ca", m{"name": "Français", "isDefault": true})
+	var ls []content.Locale
+	h.must(200, "GET", "/locales", nil).decode(t, &ls)
+	if len(ls) != 2 || ls[0].Code != "fr-ca" || !ls[0].IsDefault || ls[1].IsDefault || ls[0].Name != "Français" {
+		t.Errorf("locales = %+v, want fr-ca the default, first", ls)
+	}
+	checkProblem(t, "delete legal with a page", h.as(content.RoleFull, request{"DELETE", "/channels/legal", nil}), 409, "")
+	h.must(204, "DELETE", fmt.Sprintf("/en-us/pages/%d", w.footerPage), nil)
+	h.must(204, "DELETE", "/channels/legal", nil)
+
+	var st content.Status
+	h.must(201, "POST", "/containers", m{"referenceName": "drafts", "model": "Article"})
+	h.must(201, "POST", "/en-us/items", m{"referenceName": "drafts", "fields": m{"title": "Draft"}}).decode(t, &st)
+	checkProblem(t, "delete drafts with an item", h.as(content.RoleFull, request{"DELETE", "/containers/drafts", nil}), 409, "")
+	h.must(204, "DELETE", fmt.Sprintf("/en-us/items/%d", st.ContentID), nil)
+	h.must(204, "DELETE", "/containers/drafts", nil)
+}

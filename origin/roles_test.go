@@ -43,6 +43,7 @@ func matrix(w world) []routeCase {
 	return []routeCase{
 		{"/locales", request{"GET", "/locales", nil}, edit, 200},
 		{"/locales", request{"POST", "/locales", m{"code": "de-de", "name": "Deutsch"}}, manage, 201},
+		{"/locales/:code", request{"PATCH", "/locales/fr-ca", m{"name": "Français"}}, manage, 200},
 		{"/locales/:code", request{"DELETE", "/locales/de-de", nil}, manage, 204},
 
 		{"/tokens", request{"GET", "/tokens", nil}, full, 200},
@@ -76,6 +77,7 @@ func matrix(w world) []routeCase {
 		{"/channels", request{"GET", "/channels", nil}, edit, 200},
 		{"/channels", request{"POST", "/channels", m{"name": "footer"}}, manage, 201},
 		{"/channels/:name", request{"PATCH", "/channels/footer", m{"previewUrl": "https://site.example{path}?agilitypreviewkey={previewLink}"}}, manage, 200},
+		{"/channels/:name", request{"DELETE", "/channels/footer", nil}, manage, 204},
 
 		{"/webhook", request{"POST", "/webhook", m{"name": "CI", "url": w.hookURL, "contentSaveEvents": true}}, manage, 201},
 		{"/webhook", request{"POST", "/webhook", m{"rowKey": w.webhook, "retriesEnabled": true, "retryCount": 5}}, manage, 200},
