@@ -33,6 +33,10 @@ type ItemQuery struct {
 // MaxQueryLength is the longest search text accepted, in characters.
 const MaxQueryLength = 200
 
+// MaxRanked is the most matches a search ranks by relevance; past it, the
+// newest come first (unless a sort is asked for).
+const MaxRanked = 5000
+
 var itemSorts = map[string]string{
 	"itemOrder": "i.item_order %[1]s, i.content_id %[1]s",
 	"contentID": "i.content_id %[1]s",
@@ -81,7 +85,7 @@ func (s *Store) SearchItems(ctx context.Context, inst Instance, locale string, q
 	if err := q.validate(); err != nil {
 		return ItemPage{}, err
 	}
-	where := []string{"i.instance_id = $1", "ic.locale = $2"}
+	where := []string{"ic.instance_id = $1", "ic.locale = $2"}
 	args := []any{inst.ID, locale}
 	arg := func(v any) string {
 		args = append(args, v)
@@ -120,6 +124,18 @@ func (s *Store) SearchItems(ctx context.Context, inst Instance, locale string, q
 			sort = "contentID"
 		}
 	}
+	cond := strings.Join(where, " AND ")
+	p := ItemPage{}
+	count := `SELECT count(*) FROM item_copies ic WHERE ` + cond
+	if err := s.db.GetContext(ctx, &p.TotalCount, count, args...); err != nil {
+		return ItemPage{}, fmt.Errorf("count items: %w", err)
+	}
+	// Ranking reads every match's vector: past MaxRanked matches (a word
+	// most items hold) the newest come first instead, so that the answer
+	// stays fast whatever the number of items.
+	if sort == "relevance" && q.Sort == "" && p.TotalCount > MaxRanked {
+		sort, dir = "contentID", "DESC"
+	}
 	var order string
 	if sort == "relevance" {
 		// Best first unless asked otherwise: asc means best first here too.
@@ -131,20 +147,15 @@ func (s *Store) SearchItems(ctx context.Context, inst Instance, locale string, q
 	} else {
 		order = fmt.Sprintf(itemSorts[sort], dir)
 	}
-	cond := strings.Join(where, " AND ")
 	list := `SELECT ` + itemColumns + itemFrom + ` WHERE ` + cond + ` ORDER BY ` + order +
 		` LIMIT ` + arg(q.Take) + ` OFFSET ` + arg(q.Skip)
 	var rows []itemRow
 	if err := s.db.SelectContext(ctx, &rows, list, args...); err != nil {
 		return ItemPage{}, fmt.Errorf("list items: %w", err)
 	}
-	p := ItemPage{Items: make([]Item, len(rows))}
+	p.Items = make([]Item, len(rows))
 	for i, r := range rows {
 		p.Items[i] = r.item(s.PublicURL)
-	}
-	count := `SELECT count(*) FROM items i JOIN item_copies ic ON ic.content_id = i.content_id WHERE ` + cond
-	if err := s.db.GetContext(ctx, &p.TotalCount, count, args[:len(args)-2]...); err != nil {
-		return ItemPage{}, fmt.Errorf("count items: %w", err)
 	}
 	return p, nil
 }

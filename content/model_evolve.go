@@ -138,6 +138,12 @@ func (s *Store) UpdateModel(ctx context.Context, inst Instance, name string, fie
 				return err
 			}
 		}
+		// The model first: the search vectors of the copies rewritten
+		// below are made from the model's fields as they are now.
+		raw, _ := json.Marshal(next.Fields)
+		if err := tx.GetContext(ctx, &out, updateModelSQL, cur.ID, raw); err != nil {
+			return err
+		}
 		for _, r := range plan.renamed {
 			if nf, _ := next.Field(r[1]); nf.Type != TypeText {
 				var pages []int64
@@ -161,10 +167,6 @@ func (s *Store) UpdateModel(ctx context.Context, inst Instance, name string, fie
 			if _, err := tx.ExecContext(ctx, dropValuesSQL, cur.ID, f.Name); err != nil {
 				return err
 			}
-		}
-		raw, _ := json.Marshal(next.Fields)
-		if err := tx.GetContext(ctx, &out, updateModelSQL, cur.ID, raw); err != nil {
-			return err
 		}
 		return appendModelEvents(ctx, tx, inst, eventlog.SubjectModel, out.Name, s.now())
 	})

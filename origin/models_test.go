@@ -126,3 +126,23 @@ func TestLocalesChannelsContainers(t *testing.T) {
 	h.must(204, "DELETE", fmt.Sprintf("/en-us/items/%d", st.ContentID), nil)
 	h.must(204, "DELETE", "/containers/drafts", nil)
 }
+
+// TestSearchFollowsRenames checks that a renamed field stays searchable.
+func TestSearchFollowsRenames(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	h.populate()
+	type m = map[string]any
+	var p content.ItemPage
+	h.must(200, "GET", "/en-us/items?q=first", nil).decode(t, &p)
+	if p.TotalCount != 1 {
+		t.Fatalf("q=first before the rename: %d items", p.TotalCount)
+	}
+	h.must(200, "PUT", "/models/Article", m{"fields": []m{{"name": "headline", "renameFrom": "title", "type": "text"},
+		{"name": "slug", "type": "text"}, {"name": "body", "type": "html"}, {"name": "count", "type": "number"},
+		{"name": "code", "type": "text", "shared": true}, {"name": "category", "type": "item", "container": "categories"}}})
+	h.must(200, "GET", "/en-us/items?q=first", nil).decode(t, &p)
+	if p.TotalCount != 1 {
+		t.Errorf("q=first after renaming title to headline: %d items", p.TotalCount)
+	}
+}

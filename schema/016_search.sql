@@ -30,7 +30,7 @@ BEGIN
     FOR f IN SELECT e FROM models m, jsonb_array_elements(m.fields) e
              WHERE m.id = model AND e->>'type' IN ('text', 'html')
     LOOP
-        IF jsonb_typeof(vals->(f->>'name')) <> 'string' THEN
+        IF jsonb_typeof(vals->(f->>'name')) IS DISTINCT FROM 'string' THEN
             CONTINUE;
         END IF;
         v := vals->>(f->>'name');
