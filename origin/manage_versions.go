@@ -25,7 +25,7 @@ func (s *Server) changeContext(c *fiber.Ctx) error {
 	if !safeMethod(c.Method()) {
 		path := strings.TrimPrefix(c.Path(), "/api/v1/instance/"+c.Params("guid"))
 		note = &content.AuditNote{InstanceID: instance(c).ID, Actor: actor, Path: path,
-			Action: c.Method() + " " + numbers.ReplaceAllString(path, "/{id}")}
+			Action: c.Method() + " " + numbers.ReplaceAllString(path, "/{id}$1")}
 		ctx = content.WithAudit(ctx, note)
 	}
 	if v := c.Get(fiber.HeaderIfMatch); v != "" {
@@ -49,7 +49,7 @@ func (s *Server) changeContext(c *fiber.Ctx) error {
 
 // numbers matches the id segments of a path, which an audit action
 // replaces, so that actions group by route.
-var numbers = regexp.MustCompile(`/[0-9]+(?:/|$)`)
+var numbers = regexp.MustCompile(`/[0-9]+(/|$)`)
 
 // setETag answers the version of the copy as its entity tag, which a
 // later change sends back in If-Match.

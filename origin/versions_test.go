@@ -241,6 +241,7 @@ func TestAudit(t *testing.T) {
 	}
 	h.as(content.RoleFull, request{"PUT", path, m{"fields": m{"nope": 1}}}) // refused: not recorded
 	h.must(201, "POST", "/channels", m{"name": "footer"})
+	h.must(200, "POST", path+"/request-approval", nil)
 	var log struct {
 		Items []struct {
 			Actor, Action, Path string
@@ -248,16 +249,19 @@ func TestAudit(t *testing.T) {
 		TotalCount int `json:"totalCount"`
 	}
 	h.must(200, "GET", "/audit", nil).decode(t, &log)
-	if log.TotalCount != 3 || len(log.Items) != 3 {
-		t.Fatalf("audit = %+v, want 3 rows", log)
+	if log.TotalCount != 4 || len(log.Items) != 4 {
+		t.Fatalf("audit = %+v, want 4 rows", log)
 	}
-	if a := log.Items[0]; a.Action != "POST /channels" || !strings.HasPrefix(a.Actor, "token:") {
+	if a := log.Items[0]; a.Action != "POST /en-us/items/{id}/request-approval" || !strings.HasPrefix(a.Actor, "token:") {
 		t.Errorf("newest audit row = %+v", a)
 	}
-	if a := log.Items[1]; a.Action != "PUT /en-us/items/{id}" || a.Path != path || !strings.HasPrefix(a.Actor, "user:") {
+	if a := log.Items[1]; a.Action != "POST /channels" {
 		t.Errorf("second audit row = %+v", a)
 	}
-	user := log.Items[1].Actor
+	if a := log.Items[2]; a.Action != "PUT /en-us/items/{id}" || a.Path != path || !strings.HasPrefix(a.Actor, "user:") {
+		t.Errorf("third audit row = %+v", a)
+	}
+	user := log.Items[2].Actor
 	h.must(200, "GET", "/audit?actor="+user, nil).decode(t, &log)
 	if log.TotalCount != 1 {
 		t.Errorf("audit of %s = %+v", user, log)
@@ -266,7 +270,7 @@ func TestAudit(t *testing.T) {
 	if log.TotalCount != 0 {
 		t.Errorf("audit from 2999 = %+v", log)
 	}
-	h.must(200, "GET", "/audit?take=1&skip=2", nil).decode(t, &log)
+	h.must(200, "GET", "/audit?take=1&skip=3", nil).decode(t, &log)
 	if len(log.Items) != 1 || log.Items[0].Action != "PUT /en-us/items/{id}" || !strings.HasPrefix(log.Items[0].Actor, "token:") {
 		t.Errorf("audit take 1 skip 2 = %+v", log)
 	}
