@@ -80,7 +80,7 @@ const (
 			coalesce(c.reference_name, ` + ComponentReferenceNameSQL + `) AS reference_name
 		FROM items i JOIN models m ON m.id = i.model_id LEFT JOIN containers c ON c.id = i.container_id
 		WHERE i.instance_id = $1 AND i.content_id = $2 FOR UPDATE OF i`
-	selectModelByIDSQL = `SELECT id, name, kind, fields, created_at FROM models WHERE id = $1`
+	selectModelByIDSQL = `SELECT id, name, kind, fields, created_at, revision FROM models WHERE id = $1`
 	selectCopySQL      = `SELECT locale, state, version_id, fields, modified, published_version_id, published_fields,
 			published_modified, publish_at, unpublish_at
 		FROM item_copies WHERE content_id = $1 AND locale = $2`
@@ -239,6 +239,14 @@ func saveItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, co
 			cur = &copies[i]
 		}
 	}
+	if cur != nil {
+		err = checkIfMatch(ctx, cur.VersionID, true)
+	} else {
+		err = checkIfMatch(ctx, 0, false)
+	}
+	if err != nil {
+		return Status{}, err
+	}
 	v, err := nextVersion(ctx, tx)
 	if err != nil {
 		return Status{}, err
@@ -343,6 +351,9 @@ func (s *Store) ItemAction(ctx context.Context, inst Instance, locale string, co
 		}
 		c, err := loadCopy(ctx, tx, contentID, locale)
 		if err != nil {
+			return err
+		}
+		if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
 			return err
 		}
 		st, err = applyItemAction(ctx, tx, inst, h, c, a, s.now())

@@ -91,24 +91,69 @@ func (s *Store) PublishedIDs(ctx context.Context, inst Instance, locale string) 
 	return items, pages, nil
 }
 
-// pagePathValueSQL reads what a dynamic page's sitemap node of an item
-// shows as its title: the item's published path field, as the render
-// source reads it (render/source dynamicItemsSQL).
-const pagePathValueSQL = `SELECT coalesce(ic.published_fields ->> p.dynamic_path_field, '')
+// pageNodeValuesSQL reads what a dynamic page's sitemap node of an item
+// is made of: the item's published path field and title field, the title
+// field resolved as the render source resolves it (render/source
+// pageVersionHead and dynamicItemsSQL).
+const pageNodeValuesSQL = `SELECT coalesce(ic.published_fields ->> p.dynamic_path_field, ''),
+		coalesce(ic.published_fields ->> nullif(coalesce(p.dynamic_title_field, (SELECT f->>'name' FROM jsonb_array_elements(dm.fields) f
+			WHERE lower(f->>'name') = 'title' AND f->>'type' IN ('text', 'html') LIMIT 1)), ''), '')
 	FROM pages p JOIN item_copies ic ON ic.content_id = $4 AND ic.locale = $3 AND ic.published_version_id IS NOT NULL
+	LEFT JOIN containers dc ON dc.id = p.dynamic_container_id LEFT JOIN models dm ON dm.id = dc.model_id
 	WHERE p.instance_id = $1 AND p.page_id = $2 AND p.dynamic_path_field IS NOT NULL`
 
-// PathValue returns the value of the path field of dynamic page pageID in
-// the published copy of item contentID in locale, and false when the page
-// is not dynamic or the item has no published copy there.
-func (s *Store) PathValue(ctx context.Context, inst Instance, locale string, pageID, contentID int64) (string, bool, error) {
-	var v string
-	err := s.db.GetContext(ctx, &v, pagePathValueSQL, inst.ID, pageID, locale, contentID)
+// NodeValues returns the values of the path field and of the title field
+// of dynamic page pageID in the published copy of item contentID in
+// locale, and false when the page is not dynamic or the item has no
+// published copy there.
+func (s *Store) NodeValues(ctx context.Context, inst Instance, locale string, pageID, contentID int64) (path, title string, ok bool, err error) {
+	var row struct {
+		Path  string `db:"path"`
+		Title string `db:"title"`
+	}
+	err = s.db.QueryRowxContext(ctx, pageNodeValuesSQL, inst.ID, pageID, locale, contentID).Scan(&row.Path, &row.Title)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, nil
+		return "", "", false, nil
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("path value of item %d: %w", contentID, err)
+		return "", "", false, fmt.Errorf("sitemap node values of item %d: %w", contentID, err)
 	}
-	return v, true, nil
+	return row.Path, row.Title, true, nil
+}
+
+const (
+	// modelItemsSQL lists the items of a model (components too: pages
+	// that show them carry their item tags).
+	modelItemsSQL = `SELECT i.content_id FROM models m JOIN items i ON i.model_id = m.id
+		WHERE m.instance_id = $1 AND lower(m.name) = lower($2) ORDER BY i.content_id`
+	// pageModelPagesSQL lists the pages of a page model and their channels.
+	pageModelPagesSQL = `SELECT p.page_id, lower(ch.name) AS channel FROM page_models pm
+		JOIN pages p ON p.page_model_id = pm.id JOIN channels ch ON ch.id = p.channel_id
+		WHERE pm.instance_id = $1 AND lower(pm.name) = lower($2) ORDER BY p.page_id`
+)
+
+// ModelItems returns the contentIDs of the items of model, whose objects a
+// change of the model's fields changes.
+func (s *Store) ModelItems(ctx context.Context, inst Instance, model string) ([]int64, error) {
+	var ids []int64
+	if err := s.db.SelectContext(ctx, &ids, modelItemsSQL, inst.ID, model); err != nil {
+		return nil, fmt.Errorf("items of model %q: %w", model, err)
+	}
+	return ids, nil
+}
+
+// ModelPage is a page of a page model and its channel (lower case).
+type ModelPage struct {
+	PageID  int64  `db:"page_id"`
+	Channel string `db:"channel"`
+}
+
+// PageModelPages returns the pages of pageModel, whose objects a change of
+// the page model's zones changes.
+func (s *Store) PageModelPages(ctx context.Context, inst Instance, pageModel string) ([]ModelPage, error) {
+	var pages []ModelPage
+	if err := s.db.SelectContext(ctx, &pages, pageModelPagesSQL, inst.ID, pageModel); err != nil {
+		return nil, fmt.Errorf("pages of page model %q: %w", pageModel, err)
+	}
+	return pages, nil
 }

@@ -52,13 +52,19 @@ type Subject string
 //   - channel: a sitemap channel was added, one event per locale, with the
 //     channel's name in ReferenceName (the payload leaves it out: a
 //     referenceName names a container there).
+//   - model, pagemodel: a model's fields or a page model's zones changed
+//     (added, renamed, removed), one event per locale, with the model's
+//     name in ReferenceName: every object that shows the model's items or
+//     the pages of the page model is rendered again.
 const (
-	SubjectItem     Subject = "item"
-	SubjectPage     Subject = "page"
-	SubjectRedirect Subject = "redirect"
-	SubjectList     Subject = "list"
-	SubjectLocale   Subject = "locale"
-	SubjectChannel  Subject = "channel"
+	SubjectItem      Subject = "item"
+	SubjectPage      Subject = "page"
+	SubjectRedirect  Subject = "redirect"
+	SubjectList      Subject = "list"
+	SubjectLocale    Subject = "locale"
+	SubjectChannel   Subject = "channel"
+	SubjectModel     Subject = "model"
+	SubjectPageModel Subject = "pagemodel"
 )
 
 // TxID is the id of the transaction that wrote an event: a Postgres xid8
@@ -142,6 +148,11 @@ func (e Event) Payload() map[string]any {
 	case SubjectList:
 		if e.ReferenceName != nil {
 			p["referenceName"] = *e.ReferenceName
+		}
+	case SubjectModel, SubjectPageModel:
+		p["subject"] = string(e.Subject)
+		if e.ReferenceName != nil {
+			p["modelName"] = *e.ReferenceName
 		}
 	}
 	return p

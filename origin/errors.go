@@ -19,7 +19,7 @@ import (
 var fiberKinds = map[int]problem.Kind{
 	fiber.StatusBadRequest:            problem.Invalid,
 	fiber.StatusNotFound:              problem.NotFound,
-	fiber.StatusMethodNotAllowed:      problem.NotFound,
+	fiber.StatusMethodNotAllowed:      problem.MethodNotAllowed,
 	fiber.StatusRequestEntityTooLarge: problem.TooLarge,
 	fiber.StatusUnauthorized:          problem.Unauthorized,
 	fiber.StatusForbidden:             problem.Forbidden,
@@ -57,7 +57,13 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if ra := problem.RetryAfter(err); ra > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ra))
 	}
-	c.Set(fiber.HeaderCacheControl, k.CacheControl())
+	if strings.HasPrefix(c.Path(), apiPrefix) {
+		// Management answers depend on credentials and change with every
+		// write: no cache may keep them, errors included.
+		c.Set(fiber.HeaderCacheControl, "no-store")
+	} else {
+		c.Set(fiber.HeaderCacheControl, k.CacheControl())
+	}
 	body, _ := json.Marshal(problem.DocumentOf(err))
 	c.Set(fiber.HeaderContentType, problem.ContentType)
 	return c.Status(k.Status()).Send(body)

@@ -101,6 +101,10 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		if r.Method == "HEAD" || r.Method == "USE" {
 			continue
 		}
+		// The catch-alls under /api/ only answer 404 or 405 (TestNoRoute).
+		if strings.HasPrefix(r.Path, "/api/") && strings.HasSuffix(r.Path, "/*") {
+			continue
+		}
 		key := r.Method + " " + shape(r.Path)
 		registered[key] = true
 		if i := strings.IndexAny(key, "*+"); i >= 0 {

@@ -129,6 +129,9 @@ type Server struct {
 	// variant; renders bounds the renders running at once.
 	variants singleflight.Group
 	renders  chan struct{}
+
+	// routeTable tells a path no route has from one another method has.
+	routeTable *routeTable
 }
 
 // New builds the origin's Fiber app.
@@ -219,6 +222,8 @@ func (s *Server) routes() {
 	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
 	// After the Studio's routes: its files are under /studio/assets/.
 	s.assetRoutes()
+	s.app.All(apiPrefix+"*", s.noRoute)
 	s.app.Get("/*", s.serveFetch)
 	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	s.routeTable = newRouteTable(s.app)
 }

@@ -494,17 +494,33 @@ func TestPagesScenario(t *testing.T) {
 	h.must(201, "POST", "/channels", m{"name": "footer"})
 	imprint := newPage("en-us", m{"title": "Imprint", "pageModel": "Main", "channel": "footer"})
 	var pages []content.Page
-	h.must(200, "GET", "/en-us/pages?channel=website", nil).decode(t, &pages)
+	listPages := func(path string) {
+		t.Helper()
+		var out struct {
+			Items      []content.Page `json:"items"`
+			TotalCount int            `json:"totalCount"`
+		}
+		h.must(200, "GET", path, nil).decode(t, &out)
+		if out.TotalCount < len(out.Items) {
+			t.Errorf("GET %s: totalCount %d < %d items", path, out.TotalCount, len(out.Items))
+		}
+		pages = out.Items
+	}
+	listPages("/en-us/pages?channel=website")
 	if got := pagePaths(pages); !reflect.DeepEqual(got, []string{"/uber-uns", "/uber-uns/team", "/uber-uns-2"}) {
 		t.Errorf("website pages = %v", got)
 	}
-	h.must(200, "GET", "/en-us/pages?channel=footer", nil).decode(t, &pages)
+	listPages("/en-us/pages?channel=footer")
 	if len(pages) != 1 || pages[0].PageID != imprint.PageID {
 		t.Errorf("footer pages = %v", pagePaths(pages))
 	}
-	h.must(200, "GET", "/en-us/pages", nil).decode(t, &pages)
+	listPages("/en-us/pages")
 	if len(pages) != 4 {
 		t.Errorf("all pages = %v, want 4", pagePaths(pages))
+	}
+	listPages("/en-us/pages?take=2&skip=1")
+	if got := pagePaths(pages); !reflect.DeepEqual(got, []string{"/uber-uns/team", "/uber-uns-2"}) {
+		t.Errorf("pages take 2 skip 1 = %v", got)
 	}
 
 	// Zones: add, reorder, remove.

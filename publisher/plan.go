@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/problem"
@@ -115,6 +117,11 @@ const (
 //     no members left: its list pages are withdrawn.
 //   - a channel event (a channel added): the channel's sitemaps in that
 //     locale and the objects tagged s:<channel>.
+//   - a model event (a model's fields changed): objects tagged with any of
+//     the model's items in that locale (list pages and pages showing them
+//     included), and the items' own objects; a page model event (its zones
+//     changed): the pages of the page model and their channels' sitemaps,
+//     in that locale.
 //   - a locale event (a locale added or removed): every object of the
 //     locale in the store and, while the locale is configured, its
 //     sitemaps and list pages (see localeRequests).
@@ -167,6 +174,13 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 			pl.tag(guid, *e.Locale, render.ContainerTag(*e.ReferenceName))
 			check(*e.Locale, *e.ReferenceName).others = true
 			reordered[[2]string{*e.Locale, strings.ToLower(*e.ReferenceName)}] = true
+		case eventlog.SubjectModel, eventlog.SubjectPageModel:
+			if e.Locale == nil || e.ReferenceName == nil {
+				continue
+			}
+			if err := p.modelRequests(ctx, site, e, pl); err != nil {
+				return nil, err
+			}
 		case eventlog.SubjectPage:
 			switch e.State {
 			case eventlog.AwaitingApproval, eventlog.Approved, eventlog.Declined:
@@ -414,6 +428,7 @@ func (p *Publisher) nodeKept(ctx context.Context, site render.Site, c nodePath, 
 		} `json:"page"`
 		Node struct {
 			Title     string `json:"title"`
+			Path      string `json:"path"`
 			ContentID int64  `json:"contentID"`
 		} `json:"sitemapNode"`
 	}
@@ -433,9 +448,46 @@ func (p *Publisher) nodeKept(ctx context.Context, site render.Site, c nodePath, 
 	if locale == "" {
 		return false, nil
 	}
-	v, ok, err := p.content.PathValue(ctx, site.Instance, locale, body.Page.PageID, c.item)
+	path, title, ok, err := p.content.NodeValues(ctx, site.Instance, locale, body.Page.PageID, c.item)
 	if err != nil || !ok {
 		return false, err
 	}
-	return v == body.Node.Title, nil
+	// The node is named after the item's title field, else its path value
+	// (render.buildSitemap), and its last path segment is the path value's
+	// page name; a segment made unique with a suffix is not kept.
+	if strings.TrimSpace(title) == "" {
+		title = path
+	}
+	slug := strconv.FormatInt(c.item, 10)
+	if strings.TrimSpace(path) != "" {
+		slug = content.PageName(path)
+	}
+	return title == body.Node.Title && strings.HasSuffix(body.Node.Path, "/"+slug), nil
+}
+
+// modelRequests adds to pl what a model event changes in its locale.
+func (p *Publisher) modelRequests(ctx context.Context, site render.Site, e eventlog.Event, pl *plan) error {
+	guid, loc := site.Instance.Guid, *e.Locale
+	if e.Subject == eventlog.SubjectPageModel {
+		pages, err := p.content.PageModelPages(ctx, site.Instance, *e.ReferenceName)
+		if err != nil {
+			return err
+		}
+		for _, pg := range pages {
+			pl.tag(guid, loc, render.PageTag(pg.PageID))
+			pl.tag(guid, loc, render.ChannelTag(pg.Channel))
+			pl.reqs = append(pl.reqs, pageRequest(guid, loc, pg.PageID, false), pageRequest(guid, loc, pg.PageID, true),
+				sitemapRequest(guid, loc, pg.Channel, false), sitemapRequest(guid, loc, pg.Channel, true))
+		}
+		return nil
+	}
+	ids, err := p.content.ModelItems(ctx, site.Instance, *e.ReferenceName)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		pl.tag(guid, loc, render.ItemTag(id))
+		pl.reqs = append(pl.reqs, itemRequest(guid, loc, id))
+	}
+	return nil
 }

@@ -156,7 +156,7 @@ func (j *job) buildSitemap(channel string) (*sitemapTree, []string, error) {
 		}
 		if p.PageType == content.PageDynamic && p.DynamicContainerID != 0 {
 			binding[p.PageID] = len(bindings)
-			bindings = append(bindings, source.DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField})
+			bindings = append(bindings, source.DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField, TitleField: p.DynamicTitleField})
 			tags = append(tags, ContainerTag(p.DynamicReferenceName))
 		}
 	}
@@ -190,7 +190,13 @@ func (j *job) buildSitemap(channel string) (*sitemapTree, []string, error) {
 					if strings.TrimSpace(it.PathValue) != "" {
 						slug = content.PageName(it.PathValue)
 					}
-					n := &smNode{page: p, title: it.PathValue, menuText: it.PathValue, contentID: it.ContentID}
+					// Named after the item, as Agility does: its title
+					// field, else the path value.
+					title := it.TitleValue
+					if strings.TrimSpace(title) == "" {
+						title = it.PathValue
+					}
+					n := &smNode{page: p, title: title, menuText: title, contentID: it.ContentID}
 					n.path = unique(prefix + "/" + slug)
 					n.name = n.path[strings.LastIndexByte(n.path, '/')+1:]
 					n.children = build(children[p.PageID], n.path)
