@@ -277,19 +277,11 @@ func runPublisher(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Lo
 // runRepublish renders every object of an instance again, with a progress
 // bar on a terminal.
 func runRepublish(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger) error {
-	if instanceArgs.guid == "" {
-		return errors.New("--guid is required")
-	}
-	db, err := openMigrated(ctx, cfg, log)
+	pub, closePub, err := instancePublisher(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
+	defer closePub()
 	bar := newProgress(os.Stdout, "republish "+instanceArgs.guid)
 	err = pub.Republish(ctx, instanceArgs.guid, bar.report)
 	bar.finish()
@@ -517,19 +509,11 @@ func runDemo(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 // fresh render: it prints each object that differs, is missing or is extra,
 // and fails (exit status 1) when there is any.
 func runVerify(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger) error {
-	if instanceArgs.guid == "" {
-		return errors.New("--guid is required")
-	}
-	db, err := openMigrated(ctx, cfg, log)
+	pub, closePub, err := instancePublisher(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
+	defer closePub()
 	return verify(ctx, pub, instanceArgs.guid, os.Stdout, os.Stderr)
 }
 
@@ -556,4 +540,22 @@ func verify(ctx context.Context, pub *publisher.Publisher, guid string, out io.W
 
 func verifyFlags(fs *flag.FlagSet) {
 	fs.StringVar(&instanceArgs.guid, "guid", "", "guid of the instance to verify")
+}
+
+// instancePublisher opens the database and a publisher for a command on
+// one instance (--guid, required): republish and verify.
+func instancePublisher(ctx context.Context, cfg config, log *slog.Logger) (*publisher.Publisher, func(), error) {
+	if instanceArgs.guid == "" {
+		return nil, nil, errors.New("--guid is required")
+	}
+	db, err := openMigrated(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return pub, func() { pub.Close(); db.Close() }, nil
 }
