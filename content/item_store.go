@@ -112,6 +112,24 @@ func lockItem(ctx context.Context, tx *sqlx.Tx, inst Instance, contentID int64) 
 	return h, m, nil
 }
 
+// lockCopy locks an item (as lockItem) and loads its copy in locale,
+// refusing with 412 when the request's If-Match names another version:
+// what every change of one copy starts with.
+func lockCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, contentID int64) (itemHead, Model, copyRow, error) {
+	h, m, err := lockItem(ctx, tx, inst, contentID)
+	if err != nil {
+		return itemHead{}, Model{}, copyRow{}, err
+	}
+	c, err := loadCopy(ctx, tx, contentID, locale)
+	if err != nil {
+		return itemHead{}, Model{}, copyRow{}, err
+	}
+	if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
+		return itemHead{}, Model{}, copyRow{}, err
+	}
+	return h, m, c, nil
+}
+
 func loadCopy(ctx context.Context, tx *sqlx.Tx, contentID int64, locale string) (copyRow, error) {
 	var c copyRow
 	err := tx.GetContext(ctx, &c, selectCopySQL, contentID, locale)
@@ -345,15 +363,8 @@ func (s *Store) ItemAction(ctx context.Context, inst Instance, locale string, co
 	}
 	var st Status
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
-		h, _, err := lockItem(ctx, tx, inst, contentID)
+		h, _, c, err := lockCopy(ctx, tx, inst, locale, contentID)
 		if err != nil {
-			return err
-		}
-		c, err := loadCopy(ctx, tx, contentID, locale)
-		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
 			return err
 		}
 		st, err = applyItemAction(ctx, tx, inst, h, c, a, s.now())

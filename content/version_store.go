@@ -175,15 +175,8 @@ func pageVersion(ctx context.Context, q sqlx.QueryerContext, locale string, page
 func (s *Store) RestoreItemVersion(ctx context.Context, inst Instance, locale string, contentID, versionID int64) (Status, error) {
 	var st Status
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
-		h, m, err := lockItem(ctx, tx, inst, contentID)
+		h, m, cur, err := lockCopy(ctx, tx, inst, locale, contentID)
 		if err != nil {
-			return err
-		}
-		cur, err := loadCopy(ctx, tx, contentID, locale)
-		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ctx, cur.VersionID, true); err != nil {
 			return err
 		}
 		old, err := itemVersion(ctx, tx, locale, contentID, versionID)
@@ -255,15 +248,8 @@ func rewriteItemCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, h itemHead
 func (s *Store) DiscardItem(ctx context.Context, inst Instance, locale string, contentID int64) (Status, error) {
 	var st Status
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
-		h, _, err := lockItem(ctx, tx, inst, contentID)
+		h, _, c, err := lockCopy(ctx, tx, inst, locale, contentID)
 		if err != nil {
-			return err
-		}
-		c, err := loadCopy(ctx, tx, contentID, locale)
-		if err != nil {
-			return err
-		}
-		if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
 			return err
 		}
 		st, err = discardItemCopy(ctx, tx, inst, h, c, s.now())
