@@ -53,7 +53,13 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 	if ra := problem.RetryAfter(err); ra > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ra))
 	}
-	c.Set(fiber.HeaderCacheControl, k.CacheControl())
+	if managePath(c.Path()) {
+		// Even a deterministic 4xx: a 401 or 404 of one caller is not
+		// another's.
+		c.Set(fiber.HeaderCacheControl, "no-store")
+	} else {
+		c.Set(fiber.HeaderCacheControl, k.CacheControl())
+	}
 	body, _ := json.Marshal(problem.DocumentOf(err))
 	c.Set(fiber.HeaderContentType, problem.ContentType)
 	return c.Status(k.Status()).Send(body)

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -95,6 +96,15 @@ type Config struct {
 	// X-Forwarded-For and X-Forwarded-Proto headers tell the client's
 	// address and scheme (nil: DefaultTrustedProxies; empty: none).
 	TrustedProxies []netip.Prefix
+}
+
+// managePrefix is the path prefix of the management API (the instances'
+// routes, sign-in, preview links): none of its answers may be cached.
+const managePrefix = "/api/v1"
+
+// managePath reports whether path is under managePrefix.
+func managePath(path string) bool {
+	return path == managePrefix || strings.HasPrefix(path, managePrefix+"/")
 }
 
 // DefaultRenderCacheBytes is the size of the render cache when
@@ -201,6 +211,9 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWith
 
 func (s *Server) routes() {
 	s.app.Use(s.bodies)
+	// No shared cache may keep a management answer: they depend on who
+	// asks. handleError keeps this for the errors too.
+	s.app.Use(managePrefix, noStore)
 	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.peopleRoutes()
