@@ -83,6 +83,11 @@ type Config struct {
 	// address and per client address (zero: DefaultEmailThrottle and
 	// DefaultAddressThrottle).
 	EmailThrottle, AddressThrottle throttle.Policy
+	// TokenThrottle limits failed management-token attempts per client
+	// address (zero: DefaultTokenThrottle). The client address is the
+	// peer's, or, from a TrustedProxies peer (an edge), the one its
+	// X-Forwarded-For names.
+	TokenThrottle throttle.Policy
 	// SecretKey is the service's secret (EDGECMS_SECRET_KEY), from which
 	// the key that signs preview links is derived; without it the preview
 	// link routes answer 503.
@@ -130,6 +135,7 @@ type Server struct {
 
 	users                       *users.Store
 	emailThrottle, addrThrottle *throttle.Limiter
+	tokens                      *tokenGuard
 
 	// variants shares one render among concurrent requests of an image
 	// variant; renders bounds the renders running at once.
@@ -166,6 +172,9 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.AddressThrottle == (throttle.Policy{}) {
 		cfg.AddressThrottle = DefaultAddressThrottle
 	}
+	if cfg.TokenThrottle == (throttle.Policy{}) {
+		cfg.TokenThrottle = DefaultTokenThrottle
+	}
 	if cfg.PreviewLinkTTL <= 0 {
 		cfg.PreviewLinkTTL = DefaultPreviewLinkTTL
 	}
@@ -176,6 +185,7 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 		keys: newKeyCache(store, cfg.KeyCacheTTL), previewKey: previewKey(cfg.SecretKey),
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
 		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle),
+		tokens:  newTokenGuard(throttle.New(store.DB(), cfg.TokenThrottle)),
 		renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.limits = newRateLimits(s)
 	s.app = fiber.New(fiber.Config{
