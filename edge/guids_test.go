@@ -2,9 +2,11 @@ package edge_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -112,5 +114,103 @@ func TestUnknownGuidsAnswerAsKnownOnes(t *testing.T) {
 				t.Errorf("key %q: %s %q for the instance, %q for a made-up guid", key, h, a, b)
 			}
 		}
+	}
+}
+
+// xacts returns the transactions Postgres counted in database name, once
+// no connection to it is open (a backend's counts reach the statistics
+// when it exits), with the origin's pool made to close its connections.
+func (g *guarded) xacts(t *testing.T) int64 {
+	t.Helper()
+	g.db.SetMaxIdleConns(0)
+	admin, err := sqlx.Open("postgres", pgServerURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var n int64
+	waitFor(t, 30*time.Second, "the origin's connections to close", func() bool {
+		var backends int
+		if err := admin.Get(&backends, `SELECT count(*) FROM pg_stat_activity WHERE datname = $1`, g.dbName); err != nil {
+			t.Fatal(err)
+		}
+		return backends == 0
+	})
+	if err := admin.Get(&n, `SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = $1`, g.dbName); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func pgServerURL(t *testing.T) string {
+	t.Helper()
+	u, err := pgtest.ServerURL("postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// TestUnknownGuidsStayAtTheEdge checks that an edge that has read the
+// change feed and the key manifests answers requests for instances that do
+// not exist itself (issue 19 finding 5): 1,000 of them make no Postgres
+// transaction.
+func TestUnknownGuidsStayAtTheEdge(t *testing.T) {
+	t.Parallel()
+	g := newGuarded(t, edge.Config{})
+	before := g.xacts(t)
+	for i := range 1000 {
+		res := get(t, fmt.Sprintf("%s/made-up-%d/fetch/en-us/item/1", g.edge.url, i), "live_guess")
+		if res.status != 401 {
+			t.Fatalf("made-up guid %d = %d %s, want 401", i, res.status, res.body)
+		}
+	}
+	if n := g.xacts(t) - before; n > 0 {
+		t.Errorf("1,000 requests for made-up guids made %d Postgres transactions, want 0", n)
+	}
+	// The instance itself is still served.
+	if res := get(t, g.edge.url+"/guarded/fetch/en-us/sitemap/flat/website", g.fetchKey); res.status != 200 {
+		t.Errorf("the instance's sitemap = %d %s, want 200", res.status, res.body)
+	}
+}
+
+// TestNewKeyWorksAtOnce checks that a fetch key created a moment ago works
+// through the edge before the manifest with it arrives, and that made-up
+// keys of a known instance cost the origin a bounded number of lookups
+// (issue 19 finding 5).
+func TestNewKeyWorksAtOnce(t *testing.T) {
+	t.Parallel()
+	g := newGuarded(t, edge.Config{})
+	ctx := context.Background()
+	name := "new"
+	_, secret, err := g.cs.CreateAPIKey(ctx, g.inst, content.APIKeyInput{Name: &name, Type: "fetch"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No publisher runs: the manifest in the store never gets the key.
+	for i := range 3 {
+		if res := get(t, g.edge.url+"/guarded/fetch/en-us/sitemap/flat/website", secret); res.status != 200 {
+			t.Fatalf("new key, request %d = %d %s, want 200", i+1, res.status, res.body)
+		}
+	}
+	if res := get(t, g.edge.url+"/guarded/fetch/en-us/sitemap/flat/website", "live_made-up"); res.status != 401 {
+		t.Fatalf("made-up key = %d %s, want 401", res.status, res.body)
+	}
+
+	before := g.xacts(t)
+	start := time.Now()
+	const flood = 500
+	for i := range flood {
+		if res := get(t, g.edge.url+"/guarded/fetch/en-us/sitemap/flat/website", fmt.Sprintf("live_flood%d", i)); res.status != 401 {
+			t.Fatalf("made-up key %d = %d %s, want 401", i, res.status, res.body)
+		}
+	}
+	elapsed := time.Since(start)
+	// At most the burst and the rate over the time taken, each a key
+	// lookup: a few transactions on a new connection (the pool keeps none
+	// here, so that each backend's counts reach the statistics).
+	limit := int64(4 * (20 + 5*(elapsed.Seconds()+1)))
+	if n := g.xacts(t) - before; n > limit {
+		t.Errorf("%d made-up keys in %v made %d Postgres transactions, want at most %d", flood, elapsed, n, limit)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp"
 
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/streambody"
 	"github.com/edgecms/edgecms/media"
@@ -89,11 +90,29 @@ func (s *Server) serveFetch(c *fasthttp.RequestCtx, t target) error {
 	}
 	ctx := context.Background()
 	now := s.now(c)
-	err = s.keys.check(ctx, p.req.Guid, rq.Header.PeekBytes(hAPIKey), p.req.APIType, now)
+	secret := rq.Header.PeekBytes(hAPIKey)
+	ik, err := s.keys.check(ctx, p.req.Guid, secret, p.req.APIType, now)
 	switch {
 	case errors.Is(err, errNoManifest):
 		// The origin checks the key against the database.
 		return s.forwardFetch(c, p.req, "", now)
+	case errors.Is(err, errUnknownKey):
+		// A key created since the manifest was written works at once: the
+		// origin is asked, within a budget per instance, and its answer
+		// remembered briefly.
+		switch ik.ask(secret, p.req.APIType, now) {
+		case askRefuse:
+			return delivery.CheckKey(p.req.Guid, nil, p.req.APIType, now)
+		case askForward:
+			err := s.forwardFetch(c, p.req, p.key, now)
+			if err == nil {
+				ik.answered(secret, p.req.APIType, c.Response.StatusCode(), now)
+			}
+			return err
+		}
+		if p.key == "" {
+			return s.forwardFetch(c, p.req, "", now)
+		}
 	case err != nil:
 		return err
 	case p.key == "": // preview: never stored
