@@ -84,16 +84,19 @@ type askAnswer struct {
 }
 
 // Limits of what an edge asks the origin about keys not in a manifest, per
-// instance: answers are remembered for askTTL (the manifest with a new key
-// reaches the edge well within it, and a reload drops them), at most
-// maxAsked of them, and at most askRate questions a second after a burst
+// instance: a refusal is remembered for askTTL, an acceptance for
+// askValidTTL only (a key deleted since is refused once the origins' key
+// caches, of a second, have seen it; the manifest with a new key reaches
+// the edge within about a second, and a reload drops every answer), at most
+// maxAsked answers, and at most askRate questions a second after a burst
 // of askBurst, so that a flood of made-up keys costs the origin a bounded
 // number of key lookups a second.
 const (
-	askTTL   = 5 * time.Second
-	maxAsked = 1000
-	askRate  = 5
-	askBurst = 20
+	askTTL      = 5 * time.Second
+	askValidTTL = time.Second
+	maxAsked    = 1000
+	askRate     = 5
+	askBurst    = 20
 )
 
 // bucket is a token bucket of askRate a second, holding askBurst.
@@ -161,7 +164,11 @@ func (ik *instanceKeys) answered(secret []byte, apiType string, status int, now 
 	if ik.asked == nil || len(ik.asked) >= maxAsked {
 		ik.asked = map[askKey]askAnswer{}
 	}
-	ik.asked[askKey{secret: sha256.Sum256(secret), apiType: apiType}] = askAnswer{valid: valid, until: now.Add(askTTL)}
+	ttl := askTTL
+	if valid {
+		ttl = askValidTTL
+	}
+	ik.asked[askKey{secret: sha256.Sum256(secret), apiType: apiType}] = askAnswer{valid: valid, until: now.Add(ttl)}
 }
 
 // maxInstances bounds the manifests held, against a flood of made-up guids.

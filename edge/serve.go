@@ -104,11 +104,15 @@ func (s *Server) serveFetch(c *fasthttp.RequestCtx, t target) error {
 		case askRefuse:
 			return delivery.CheckKey(p.req.Guid, nil, p.req.APIType, now)
 		case askForward:
-			err := s.forwardFetch(c, p.req, p.key, now)
-			if err == nil {
-				ik.answered(secret, p.req.APIType, c.Response.StatusCode(), now)
+			// Without the object key: a key the origin has not accepted
+			// must never be served a stale copy when it fails.
+			err := s.forwardFetch(c, p.req, "", now)
+			if status := c.Response.StatusCode(); err != nil || status >= 500 {
+				resetResponse(&c.Response)
+				return delivery.CheckKey(p.req.Guid, nil, p.req.APIType, now)
 			}
-			return err
+			ik.answered(secret, p.req.APIType, c.Response.StatusCode(), now)
+			return nil
 		}
 		if p.key == "" {
 			return s.forwardFetch(c, p.req, "", now)
