@@ -16,14 +16,16 @@ import (
 //	(lockSpace, 0)                  the event cursor: one batch at a time
 //	(lockSpace, 1)                  the feed object (transaction lock)
 //	(lockSpace, 2)                  a batch of a trim (transaction lock; see trim.go)
+//	(lockSpace, 3)                  the backlog: one background chunk at a time
 //	(lockSpace+1, hashtext(guid))   writes of one instance's objects
 //	(lockSpace+2, hashtext(guid))   one instance's key manifest (transaction lock)
 const lockSpace = 7301970
 
 const (
-	cursorLock = 0
-	feedLock   = 1
-	trimLock   = 2
+	cursorLock  = 0
+	feedLock    = 1
+	trimLock    = 2
+	backlogLock = 3
 )
 
 // lock is a held session lock.

@@ -57,13 +57,16 @@ func (e *env) cursor() int64 {
 
 // TestConfirmations checks that every event is confirmed once its batch is
 // written, and that the purger is called with the changed tags after the
-// objects are in the store and before the confirmations.
+// feed lists the changed objects: a CDN that refetched them earlier could
+// get the old bytes from an edge that has not read the feed yet.
 func TestConfirmations(t *testing.T) {
 	e := newEnv(t, folderStore)
 	s := e.buildSite()
 	var calls atomic.Int32
 	var purged []string
 	var mu sync.Mutex
+	var feedBefore atomic.Int64 // the feed's seq before the edit
+	author := s.authors[1]
 	cdn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		var body struct{ Tags []string }
@@ -76,9 +79,10 @@ func TestConfirmations(t *testing.T) {
 		mu.Lock()
 		purged = append(purged, body.Tags...)
 		mu.Unlock()
-		// The store has the new state, the events are not confirmed yet.
-		if n := e.unconfirmed(); n == 0 {
-			t.Errorf("purge called after the events were confirmed")
+		// Edges can see the new state: the feed lists it.
+		key := itemRequest("acme", "en-us", author).Key()
+		if f := e.readFeed(t); listedAfter(f, key, feedBefore.Load()) == 0 {
+			t.Errorf("purge called before the feed listed %s (feed %+v)", key, f)
 		}
 		w.WriteHeader(http.StatusOK)
 	}))
@@ -95,7 +99,7 @@ func TestConfirmations(t *testing.T) {
 	}
 
 	// Edit one author: the purge names exactly it and its container.
-	author := s.authors[1]
+	feedBefore.Store(e.readFeed(t).Seq)
 	_, err = e.cs.SaveItem(e.ctx, e.inst, "en-us", author, map[string]json.RawMessage{"Name": raw("Renamed")})
 	e.must(err)
 	_, err = e.cs.ItemAction(e.ctx, e.inst, "en-us", author, content.ActionPublish)
@@ -222,23 +226,23 @@ func TestOlderRenderNeverOverwrites(t *testing.T) {
 		return &rendered{req: req, key: req.Key(), body: []byte(body), etag: store.ETag([]byte(body)), tags: []string{"acme.en-us.i:1"}}
 	}
 	tests := []struct {
-		seq      int64
+		version  int64
 		r        *rendered
 		want     string // body in the store afterwards, "" for none
 		superset int
 	}{
-		{seq: 10, r: obj(`{"v":10}`), want: `{"v":10}`},
-		{seq: 5, r: obj(`{"v":5}`), want: `{"v":10}`, superset: 1},
-		{seq: 10, r: obj(`{"v":"10 again"}`), want: `{"v":10}`, superset: 1},
-		{seq: 12, r: &rendered{req: req, key: req.Key(), gone: true}, want: ""},
-		{seq: 11, r: obj(`{"v":11}`), want: "", superset: 1}, // a tombstone holds too
-		{seq: 13, r: obj(`{"v":13}`), want: `{"v":13}`},
+		{version: 10, r: obj(`{"v":10}`), want: `{"v":10}`},
+		{version: 5, r: obj(`{"v":5}`), want: `{"v":10}`, superset: 1},
+		{version: 10, r: obj(`{"v":"10 again"}`), want: `{"v":10}`, superset: 1},
+		{version: 12, r: &rendered{req: req, key: req.Key(), gone: true}, want: ""},
+		{version: 11, r: obj(`{"v":11}`), want: "", superset: 1}, // a tombstone holds too
+		{version: 13, r: obj(`{"v":13}`), want: `{"v":13}`},
 	}
 	for _, tc := range tests {
-		out, err := p.writeChunk(e.ctx, e.guid, []*rendered{tc.r}, writeOpts{seq: tc.seq})
+		out, err := p.writeChunk(e.ctx, e.guid, []*rendered{tc.r}, writeOpts{version: tc.version})
 		e.must(err)
 		if out.superseded != tc.superset {
-			t.Errorf("write at %d: superseded %d, want %d", tc.seq, out.superseded, tc.superset)
+			t.Errorf("write at %d: superseded %d, want %d", tc.version, out.superseded, tc.superset)
 		}
 		o, err := e.store.Get(e.ctx, req.Key())
 		got := string(o.Body)
@@ -246,7 +250,7 @@ func TestOlderRenderNeverOverwrites(t *testing.T) {
 			got = ""
 		}
 		if got != tc.want {
-			t.Errorf("after the write at %d the store holds %q, want %q", tc.seq, got, tc.want)
+			t.Errorf("after the write at %d the store holds %q, want %q", tc.version, got, tc.want)
 		}
 	}
 }

@@ -32,6 +32,9 @@ type config struct {
 	PreviewRateLimit int
 	EdgeCacheBytes   int64
 	RenderCacheBytes int64
+	// PublishMemory bounds the published content a publisher holds in
+	// memory at once (publisher.Config.SnapshotBytes).
+	PublishMemory    int64
 	EdgeFeedPoll     time.Duration
 	WebhookAllowNets string
 	WebhookTimeout   time.Duration
@@ -57,6 +60,7 @@ type config struct {
 	SyncTombstoneRetention time.Duration
 
 	edgeFeedPoll           string // EDGECMS_EDGE_FEED_POLL as given
+	publishMemory          string // EDGECMS_PUBLISH_MEMORY as given
 	webhookTimeout         string // EDGECMS_WEBHOOK_TIMEOUT as given
 	purgeMaxTags           string // EDGECMS_PURGE_MAX_TAGS as given
 	maintenanceInterval    string // EDGECMS_MAINTENANCE_INTERVAL as given
@@ -91,6 +95,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_PREVIEW_RATE_LIMIT", flag: "preview-rate-limit", def: strconv.Itoa(origin.DefaultPreviewRateLimit), usage: "preview requests per second per preview key, with a burst of a minute's worth, shared by every origin (0: off)", num: &previewRate},
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
 		{env: "EDGECMS_RENDER_CACHE_BYTES", flag: "render-cache-bytes", def: "67108864", usage: "size of the origin's in-memory cache of rendered fetch answers (0: off, every answer is rendered)", num: &renderCache},
+		{env: "EDGECMS_PUBLISH_MEMORY", flag: "publish-memory", def: strconv.Itoa(publisher.DefaultSnapshotBytes), usage: "field values of published content a publisher holds in memory at once, to render a locale from (a larger locale is rendered from Postgres)", str: &c.publishMemory},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
 		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
@@ -283,6 +288,11 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_RENDER_CACHE_BYTES: want a number of bytes >= 0 (0: no render cache), got %q", renderCache)
 	}
 	c.RenderCacheBytes = rc
+	pm, err := strconv.ParseInt(c.publishMemory, 10, 64)
+	if err != nil || pm < 1<<20 {
+		return c, fmt.Errorf("EDGECMS_PUBLISH_MEMORY: want a number of bytes >= 1048576, got %q", c.publishMemory)
+	}
+	c.PublishMemory = pm
 	d, err := time.ParseDuration(c.edgeFeedPoll)
 	if err != nil || d < time.Millisecond || d > time.Minute {
 		return c, fmt.Errorf("EDGECMS_EDGE_FEED_POLL: want a duration between 1ms and 1m, got %q", c.edgeFeedPoll)
@@ -379,7 +389,7 @@ func (c config) LogValue() slog.Value {
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
 		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit), slog.Int("previewRateLimit", c.PreviewRateLimit),
-		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
+		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Int64("publishMemory", c.PublishMemory), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
 		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),
 		slog.Duration("syncTombstoneRetention", c.SyncTombstoneRetention),

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgecms/edgecms/publisher"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -39,6 +41,11 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--render-cache-bytes", "-1"}, wantErr: "EDGECMS_RENDER_CACHE_BYTES"},
 		{env: map[string]string{"EDGECMS_RENDER_CACHE_BYTES": "lots"}, wantErr: "EDGECMS_RENDER_CACHE_BYTES"},
 		{args: []string{"--edge-feed-poll", "2h"}, wantErr: "EDGECMS_EDGE_FEED_POLL"},
+		// The publisher's memory bound.
+		{args: nil, check: func(c config) bool { return c.PublishMemory == publisher.DefaultSnapshotBytes }},
+		{env: map[string]string{"EDGECMS_PUBLISH_MEMORY": "67108864"}, check: func(c config) bool { return c.PublishMemory == 64<<20 }},
+		{args: []string{"--publish-memory", "1000"}, wantErr: "EDGECMS_PUBLISH_MEMORY"},
+		{env: map[string]string{"EDGECMS_PUBLISH_MEMORY": "lots"}, wantErr: "EDGECMS_PUBLISH_MEMORY"},
 		// What reaches the edge.
 		{env: map[string]string{"EDGECMS_EDGE_CACHE_BYTES": "1048576", "EDGECMS_EDGE_FEED_POLL": "20ms"},
 			check: func(c config) bool {

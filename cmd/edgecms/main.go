@@ -32,6 +32,8 @@ func init() {
 		{name: "republish", args: "--guid G", summary: "render every object of an instance into the object store again, with a progress bar", run: runRepublish, flags: republishFlags},
 		{name: "verify", args: "--guid G", summary: "compare every object of an instance in the store with a fresh render; list what differs, is missing or extra (exit 1 if any)", run: runVerify, flags: verifyFlags},
 		{name: "migrate", summary: "apply the database schema", run: runMigrate},
+		{name: "export", args: "--guid G [-o FILE]", summary: "write an instance, with its asset bytes, to one archive (tar of JSON Lines; .gz compresses)", run: runExport, flags: exportFlags},
+		{name: "import", args: "[--guid NEW] FILE", summary: "read an archive into a new instance, render it into the store; print what was imported", run: runImport, flags: importFlags},
 		{name: "instance create", args: "--guid G --locales en-us,fr-ca", summary: "create an instance; print {guid, managementToken, fetchKey, previewKey}", run: runInstanceCreate, flags: instanceFlags},
 		{name: "demo", args: "--guid G", summary: "create (if missing) and fill an instance with a published sample site; print its keys and a demo user's email and password", run: runDemo, flags: instanceFlags},
 		{name: "user create", args: "--email E [--operator]", summary: "create a user (password from EDGECMS_USER_PASSWORD, or asked on a terminal); print the user", run: runUserCreate, flags: userCreateFlags},

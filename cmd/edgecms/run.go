@@ -234,7 +234,8 @@ func newPublisher(ctx context.Context, cfg config, cs *content.Store, log *slog.
 	if err != nil {
 		return nil, fmt.Errorf("EDGECMS_PURGE_*: %w", err)
 	}
-	return publisher.New(publisher.Config{Store: st, DatabaseURL: cfg.DatabaseURL, Purger: purger}, cs, log.With("role", "publisher")), nil
+	return publisher.New(publisher.Config{Store: st, DatabaseURL: cfg.DatabaseURL, Purger: purger,
+		SnapshotBytes: cfg.PublishMemory}, cs, log.With("role", "publisher")), nil
 }
 
 // runPublisher runs a publisher alone (any number may run).
