@@ -10,6 +10,7 @@ import (
 )
 
 func TestCreateModelValidation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.model("Category", "content", Field{Name: "name", Type: TypeText})
 	f.container("Categories", "Category")
@@ -58,6 +59,7 @@ func TestCreateModelValidation(t *testing.T) {
 }
 
 func TestCreateModel(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.model("Category", "content", Field{Name: "name", Type: TypeText})
 	f.container("Categories", "Category")
@@ -106,6 +108,7 @@ func TestCreateModel(t *testing.T) {
 }
 
 func TestDeleteModel(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()
@@ -144,6 +147,7 @@ func TestDeleteModel(t *testing.T) {
 }
 
 func TestContainers(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.model("Post", "content", Field{Name: "title", Type: TypeText})
 	f.model("Widget", "component", Field{Name: "x", Type: TypeText})
@@ -207,6 +211,7 @@ func TestContainers(t *testing.T) {
 }
 
 func TestPageModelsAndChannels(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var manyZones []string
 	for i := range 51 {

@@ -12,6 +12,7 @@ import (
 var pageNameForm = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 func TestPageName(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		title string
 		want  string
@@ -62,6 +63,7 @@ func TestPageName(t *testing.T) {
 }
 
 func TestUniqueName(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		base  string
 		taken []string
@@ -85,6 +87,7 @@ func TestUniqueName(t *testing.T) {
 }
 
 func TestPageNamesInStore(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	name := func(p Page) string { return p.Name }
@@ -169,6 +172,7 @@ func TestPageNamesInStore(t *testing.T) {
 }
 
 func TestPageNameMoveCollision(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	a := f.createPage("en-us", "A", 0)

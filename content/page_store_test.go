@@ -20,6 +20,7 @@ func parentRaw(id int64) json.RawMessage {
 }
 
 func TestPageTreePaths(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	home := f.createPage("en-us", "Home", 0)
@@ -98,6 +99,7 @@ func TestPageTreePaths(t *testing.T) {
 }
 
 func TestCreatePageFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	f.articles()
@@ -154,6 +156,7 @@ func TestCreatePageFailures(t *testing.T) {
 }
 
 func TestPageTypes(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	f.articles()
@@ -240,6 +243,7 @@ func TestPageTypes(t *testing.T) {
 }
 
 func TestSavePageFields(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	p := f.createPage("en-us", "Home", 0)
@@ -319,6 +323,7 @@ func TestSavePageFields(t *testing.T) {
 }
 
 func TestMovePage(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	a := f.createPage("en-us", "A", 0)
@@ -431,6 +436,7 @@ func TestMovePage(t *testing.T) {
 }
 
 func TestDeletePageWithChildren(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	parent := f.createPage("en-us", "Parent", 0)
@@ -478,6 +484,7 @@ func zoneIDs(p Page, zone string) []int64 {
 }
 
 func TestPageZones(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	f.articles()
@@ -627,6 +634,7 @@ func TestPageZones(t *testing.T) {
 }
 
 func TestPublishPagePublishesComponents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	p := f.createPage("en-us", "Home", 0)
@@ -694,6 +702,7 @@ func TestPublishPagePublishesComponents(t *testing.T) {
 }
 
 func TestPageLookup(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	other := f.instance("other")

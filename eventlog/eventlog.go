@@ -163,7 +163,7 @@ const insertEventSQL = `INSERT INTO events
 // events holds (shared, so writers never wait for each other); readers of
 // the log use it to tell event writers from other transactions (see
 // schema/005_event_horizon.sql).
-const writerLock = 7301968
+const writerLock = pg.LockEventWriter
 
 // Transact runs fn in a transaction that may append events (pg.Transact
 // holding the shared writer lock).
@@ -206,7 +206,7 @@ const (
 // trimLock is the advisory lock a batch of Log.Trim holds, so that
 // trimmers (several schedulers) take turns instead of deleting the same
 // rows in different orders.
-const trimLock = 7301969
+const trimLock = pg.LockEventTrim
 
 // trimBatch is how many rows one transaction of Log.Trim deletes.
 var trimBatch = 5000

@@ -628,6 +628,7 @@ func badCases(w world) []badCase {
 // TestBadInput sends every bad input to its route: each answers its status
 // with a problem document, and nothing is written.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	h := newFullHarness(t)
 	w := h.populate()
 	cases := badCases(w)
@@ -662,6 +663,7 @@ func TestBadInput(t *testing.T) {
 // TestUnknownLocaleListsLocales checks the problem document of an unknown
 // locale: a 404 naming the configured codes in a locales member.
 func TestUnknownLocaleListsLocales(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	w := h.populate()
 	for _, rq := range []request{

@@ -47,6 +47,10 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		err = &problem.Error{Kind: k, Detail: detail}
 	}
 	k := problem.KindOf(err)
+	if k == problem.Internal && dbUnavailable(err) {
+		s.log.Warn("request failed: database unavailable", "method", c.Method(), "path", c.Path(), "err", err)
+		err, k = errDBUnavailable, problem.Unavailable
+	}
 	if k == problem.Internal {
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}

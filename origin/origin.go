@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/cors"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/render"
@@ -101,6 +102,9 @@ type Config struct {
 	// X-Forwarded-For and X-Forwarded-Proto headers tell the client's
 	// address and scheme (nil: DefaultTrustedProxies; empty: none).
 	TrustedProxies []netip.Prefix
+	// CORS lets browsers of its origins read Fetch API and preview
+	// answers (nil: no cross-origin access).
+	CORS *cors.Policy
 }
 
 // managePrefix is the path prefix of the management API (the instances'
@@ -185,7 +189,7 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 		keys: newKeyCache(store, cfg.KeyCacheTTL), previewKey: previewKey(cfg.SecretKey),
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
 		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle),
-		tokens:  newTokenGuard(throttle.New(store.DB(), cfg.TokenThrottle)),
+		tokens:  newTokenGuard(throttle.New(store.DB(), cfg.TokenThrottle), cfg.TokenThrottle.Detail),
 		renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.limits = newRateLimits(s)
 	s.app = fiber.New(fiber.Config{
@@ -220,11 +224,17 @@ func (s *Server) Run(ctx context.Context) {
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
 
 func (s *Server) routes() {
+	s.app.Use(s.observe)
 	s.app.Use(s.bodies)
 	// No shared cache may keep a management answer: they depend on who
 	// asks. handleError keeps this for the errors too.
 	s.app.Use(managePrefix, noStore)
-	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	// The public port's health check is liveness (as /livez on the admin
+	// address): readiness, which asks Postgres, is /readyz there.
+	s.app.Get("/healthz", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return c.SendString("ok")
+	})
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.peopleRoutes()
 	s.previewRoutes()

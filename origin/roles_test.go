@@ -157,6 +157,7 @@ func managementRoutes(h *harness) []string {
 }
 
 func TestMatrixCoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	h := newFullHarness(t)
 	covered := map[string]bool{}
 	for _, c := range matrix(world{}) {
@@ -180,6 +181,7 @@ func TestMatrixCoversEveryRoute(t *testing.T) {
 // fresh world: a role that includes the route's role gets the route's answer
 // (never 401 or 403), a weaker one 403.
 func TestRoles(t *testing.T) {
+	t.Parallel()
 	runMatrix(t, "a token", (*harness).as)
 }
 
@@ -187,6 +189,7 @@ func TestRoles(t *testing.T) {
 // every management route takes a session, with the user's role on the
 // instance.
 func TestRolesSignedIn(t *testing.T) {
+	t.Parallel()
 	runMatrix(t, "a user", (*harness).asUser)
 }
 
@@ -219,6 +222,7 @@ func runMatrix(t *testing.T, who string, send func(*harness, content.Role, reque
 // TestAuthentication checks that every route refuses a request without a
 // valid token of this instance with 401.
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	h := newFullHarness(t)
 	w := h.populate()
 	other, err := h.store.CreateInstance(t.Context(), "other-site", []content.Locale{{Code: "en-us", Name: "English"}})

@@ -67,6 +67,7 @@ func eventCount(h *harness) int {
 }
 
 func TestLocalesScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var ls []content.Locale
 	h.must(200, "GET", "/locales", nil).decode(t, &ls)
@@ -97,6 +98,7 @@ func TestLocalesScenario(t *testing.T) {
 }
 
 func TestTokensScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.must(201, "POST", "/tokens", m{"name": "ci", "role": "publish"})
 	var created struct {
@@ -140,6 +142,7 @@ type apiKeyJSON struct {
 }
 
 func TestAPIKeysScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	var live, preview apiKeyJSON
@@ -203,6 +206,7 @@ func TestAPIKeysScenario(t *testing.T) {
 }
 
 func TestModelsContainersChannelsScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	site(h)
 	var model content.Model
@@ -266,6 +270,7 @@ func TestModelsContainersChannelsScenario(t *testing.T) {
 }
 
 func TestItemsScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	site(h)
 	st := status(h, 201, "POST", "/en-us/items", m{"referenceName": "Articles", "fields": m{"title": "Hello", "count": 3, "code": "A1", "slug": "hello"}})
@@ -412,6 +417,7 @@ func itemIDs(items []content.Item) []int64 {
 }
 
 func TestReorderScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	site(h)
 	var ids []int64
@@ -449,6 +455,7 @@ type createdPage struct {
 }
 
 func TestPagesScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	site(h)
 	newPage := func(locale string, body m) createdPage {
@@ -627,6 +634,7 @@ func zoneIDs(p content.Page, zone string) []int64 {
 
 // TestProblemBodies checks the shape of a problem document end to end.
 func TestProblemBodies(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.as(content.RoleFull, request{"POST", "/models", m{"name": "1bad", "kind": "x", "fields": []m{}}})
 	doc := checkProblem(t, "POST /models with three bad fields", r, 400, "name")

@@ -38,6 +38,7 @@ const maxTokenMemory = 100_000
 // query each.
 type tokenGuard struct {
 	limiter *throttle.Limiter
+	detail  string // of the problem of a blocked address
 	now     func() time.Time
 
 	mu      sync.Mutex
@@ -45,8 +46,11 @@ type tokenGuard struct {
 	misses  map[[32]byte]time.Time // guid and secret -> end of the memory
 }
 
-func newTokenGuard(l *throttle.Limiter) *tokenGuard {
-	return &tokenGuard{limiter: l, now: time.Now, blocked: map[string]time.Time{}, misses: map[[32]byte]time.Time{}}
+func newTokenGuard(l *throttle.Limiter, detail string) *tokenGuard {
+	if detail == "" {
+		detail = "too many failed attempts; retry after the Retry-After seconds"
+	}
+	return &tokenGuard{limiter: l, detail: detail, now: time.Now, blocked: map[string]time.Time{}, misses: map[[32]byte]time.Time{}}
 }
 
 // refused returns the RateLimited problem of addr while it is known to be
@@ -64,7 +68,7 @@ func (g *tokenGuard) refused(addr string) error {
 		return nil
 	}
 	wait := int(until.Sub(now).Seconds() + 0.999)
-	return &problem.Error{Kind: problem.RateLimited, RetryAfter: max(wait, 1), Detail: g.limiter.Policy().Detail}
+	return &problem.Error{Kind: problem.RateLimited, RetryAfter: max(wait, 1), Detail: g.detail}
 }
 
 // authenticate looks up the token secret of instance guid for a client at

@@ -24,6 +24,7 @@ var (
 // every few, lets the publisher catch up and checks that the store holds
 // exactly the fresh answers (env.check).
 func TestInvalidationRandom(t *testing.T) {
+	t.Parallel()
 	edits := *editsFlag
 	if edits == 0 {
 		edits = 320
@@ -36,6 +37,7 @@ func TestInvalidationRandom(t *testing.T) {
 
 // TestInvalidationRandomMinIO is the same against a real MinIO server.
 func TestInvalidationRandomMinIO(t *testing.T) {
+	t.Parallel()
 	edits := 100
 	if testing.Short() {
 		edits = 30

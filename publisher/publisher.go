@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/edgecms/edgecms/metrics"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -289,6 +290,7 @@ func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
 	for ctx.Err() == nil {
 		n, err := p.runBatch(ctx, false)
 		if err != nil && ctx.Err() == nil {
+			metrics.PublisherErrors.Inc()
 			p.log.Error("publisher: batch failed; retrying", "err", err)
 		}
 		if err == nil && n > 0 {

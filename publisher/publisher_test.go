@@ -26,6 +26,7 @@ import (
 )
 
 func TestPublishesSite(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	e.buildSite()
 	p := e.publisher(Config{})
@@ -34,6 +35,7 @@ func TestPublishesSite(t *testing.T) {
 }
 
 func TestPublishesSiteMinIO(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, minioStore)
 	e.buildSite()
 	p := e.publisher(Config{})
@@ -60,6 +62,7 @@ func (e *env) cursor() int64 {
 // feed lists the changed objects: a CDN that refetched them earlier could
 // get the old bytes from an edge that has not read the feed yet.
 func TestConfirmations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	s := e.buildSite()
 	var calls atomic.Int32
@@ -126,6 +129,7 @@ func TestConfirmations(t *testing.T) {
 // TestCrashMidBatchResumes cancels a publisher after the first chunk of a
 // batch is written, then lets another publisher take over.
 func TestCrashMidBatchResumes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	s := e.buildSite()
 	ctx, cancel := context.WithCancel(e.ctx)
@@ -182,6 +186,7 @@ func (e *env) eventCount() int {
 // an editor edits, write-backs arrive and a republish runs, then checks the
 // store against fresh renders, on MinIO.
 func TestConcurrentPublishers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, minioStore)
 	s := e.buildSite()
 	p1 := e.publisher(Config{DatabaseURL: e.dsn, Poll: 50 * time.Millisecond})
@@ -219,6 +224,7 @@ func TestConcurrentPublishers(t *testing.T) {
 // TestOlderRenderNeverOverwrites writes an object with a render number and
 // then with a smaller one: the second write is dropped.
 func TestOlderRenderNeverOverwrites(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	p := e.publisher(Config{})
 	req := itemRequest(e.guid, "en-us", 1)
@@ -269,6 +275,7 @@ func (e *env) readFeed(t *testing.T) delivery.Feed {
 // appears after the seq an edge read before it, and that the feed keeps only
 // the latest changes.
 func TestFeed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	p := e.publisher(Config{FeedSize: 50})
 	e.must(p.Drain(e.ctx))
@@ -337,6 +344,7 @@ func TestFeed(t *testing.T) {
 // TestKeyManifest runs a publisher and changes API keys: each change
 // reaches the manifest, which the feed lists.
 func TestKeyManifest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	p := e.publisher(Config{DatabaseURL: e.dsn, KeyPoll: time.Hour}) // notifications only
 	ctx, stop := context.WithCancel(e.ctx)
@@ -409,6 +417,7 @@ func TestKeyManifest(t *testing.T) {
 // TestKeyManifestPolled checks the fallback without notifications: the
 // key digests are compared every KeyPoll.
 func TestKeyManifestPolled(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	p := e.publisher(Config{KeyPoll: 20 * time.Millisecond})
 	ctx, stop := context.WithCancel(e.ctx)
@@ -435,6 +444,7 @@ func TestKeyManifestPolled(t *testing.T) {
 // TestOriginWriteBack asks the origin for a variant the publisher does not
 // maintain: it is written back, then kept up to date by the publisher.
 func TestOriginWriteBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	s := e.buildSite()
 	p := e.publisher(Config{})
@@ -503,6 +513,7 @@ func TestOriginWriteBack(t *testing.T) {
 // one and corrupts one: Republish puts everything right and reports
 // progress up to the total.
 func TestRepublish(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	e.buildSite()
 	p := e.publisher(Config{})

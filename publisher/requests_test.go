@@ -10,6 +10,7 @@ import (
 )
 
 func TestRequestKeys(t *testing.T) {
+	t.Parallel()
 	pp := func(path string) fetch.Request {
 		r, err := pagePathRequest("acme", "fr-CA", "website", path)
 		if err != nil {
@@ -44,6 +45,7 @@ func TestRequestKeys(t *testing.T) {
 }
 
 func TestListPages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		total int
 		want  []int // skips
@@ -66,6 +68,7 @@ func TestListPages(t *testing.T) {
 }
 
 func TestWindow(t *testing.T) {
+	t.Parallel()
 	ids := []int64{1, 2, 3, 4, 5}
 	tests := []struct {
 		skip, take int
@@ -84,6 +87,7 @@ func TestWindow(t *testing.T) {
 }
 
 func TestListOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query string
 		want  string
@@ -105,6 +109,7 @@ func TestListOf(t *testing.T) {
 }
 
 func TestSitemapPaths(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		body    string
 		want    []string
@@ -142,6 +147,7 @@ func TestSitemapNodes(t *testing.T) {
 }
 
 func TestQualify(t *testing.T) {
+	t.Parallel()
 	got := qualify("acme", "fr-CA", []string{"c:posts", "i:12", "p:3", "s:website"})
 	want := []string{"acme.fr-ca.c:posts", "acme.fr-ca.i:12", "acme.fr-ca.p:3", "acme.fr-ca.s:website"}
 	if !slices.Equal(got, want) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/edgecms/edgecms/metrics"
 	"slices"
 	"sort"
 	"strings"
@@ -478,6 +479,9 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 				}
 				o.err = err
 				o.changed = o.changed || written
+				if written {
+					metrics.PublisherObjectsWritten.Inc()
+				}
 			}()
 		}
 		wg.Wait()

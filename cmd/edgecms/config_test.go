@@ -54,6 +54,27 @@ func TestLoadConfig(t *testing.T) {
 			}},
 		{args: []string{"--database-url", "mysql://x"}, wantErr: "DATABASE_URL"},
 
+		// Operations: the admin address, logs, CORS, the edge's management routes.
+		{args: nil, check: func(c config) bool {
+			ec := c.edgeConfig(nil, "http://origin:8080")
+			return c.AdminAddr == "127.0.0.1:9090" && !c.adminAddrSet && c.LogFormat == "text" && c.LogLevel == "info" &&
+				c.CORS == nil && !ec.NoManagement && ec.AccessLog.Off()
+		}},
+		{env: map[string]string{"EDGECMS_ADMIN_ADDR": "off", "EDGECMS_LOG_FORMAT": "json", "EDGECMS_LOG_LEVEL": "warn",
+			"EDGECMS_CORS_ORIGINS": "https://a.example,http://localhost:3000", "EDGECMS_EDGE_MANAGEMENT": "off", "EDGECMS_EDGE_ACCESS_LOG": "0.5"},
+			check: func(c config) bool {
+				ec := c.edgeConfig(nil, "http://origin:8080")
+				return c.AdminAddr == "off" && c.adminAddrSet && c.LogFormat == "json" && ec.NoManagement && ec.CORS != nil &&
+					ec.AccessLog.String() == "0.5" && c.originConfig(nil).CORS == nil // the caller sets the origin's
+			}},
+		{args: []string{"--admin-addr", "127.0.0.1:25199"}, check: func(c config) bool { return c.adminAddrSet && c.AdminAddr == "127.0.0.1:25199" }},
+		{env: map[string]string{"EDGECMS_ADMIN_ADDR": "9090"}, wantErr: "EDGECMS_ADMIN_ADDR"},
+		{env: map[string]string{"EDGECMS_LOG_FORMAT": "xml"}, wantErr: "EDGECMS_LOG_FORMAT"},
+		{env: map[string]string{"EDGECMS_LOG_LEVEL": "loud"}, wantErr: "EDGECMS_LOG_LEVEL"},
+		{env: map[string]string{"EDGECMS_CORS_ORIGINS": "a.example"}, wantErr: "EDGECMS_CORS_ORIGINS"},
+		{env: map[string]string{"EDGECMS_EDGE_MANAGEMENT": "maybe"}, wantErr: "EDGECMS_EDGE_MANAGEMENT"},
+		{env: map[string]string{"EDGECMS_EDGE_ACCESS_LOG": "2"}, wantErr: "EDGECMS_EDGE_ACCESS_LOG"},
+
 		// Media: the public URL (from the listen address by default), the
 		// upload limit and the transform sizes, as the origin and the edge get them.
 		{args: nil, check: func(c config) bool {

@@ -17,6 +17,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/admin"
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
@@ -181,6 +182,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	ocfg := cfg.originConfig(renderer)
 	ocfg.Webhooks, ocfg.WriteBack, ocfg.Assets = wh, pub.WriteBack, assets
 	ocfg.Users = userStore(db, cfg)
+	ocfg.CORS = cfg.CORS
 	// The secret openWebhooks read (or generated) also signs preview links.
 	if ocfg.SecretKey, _, err = webhooks.LoadKey(cfg.SecretKey, secretKeyFile); err != nil {
 		return err
@@ -191,6 +193,9 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	errc := make(chan error, 2)
 	var public server = srv.App()
 	var front *edge.Server
+	var adm adminServer
+	adm.database(db, true)
+	adm.backlog(db)
 	if all {
 		// The edge is the one public address; the origin listens on an
 		// internal loopback port behind it.
@@ -198,7 +203,14 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 			return err
 		}
 		public = front
+		adm.checks = append(adm.checks, admin.Check{Name: "edge", Func: front.CheckReady})
+		adm.collectors = append(adm.collectors, front.Collectors()...)
 	}
+	stopAdmin, err := adm.serve(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	go func() { errc <- listen(public, cfg, log) }()
 	log.Info("the Studio", "url", studioURL(cfg))
 	select {
@@ -251,6 +263,14 @@ func runPublisher(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Lo
 		return err
 	}
 	defer pub.Close()
+	var adm adminServer
+	adm.database(db, false)
+	adm.backlog(db)
+	stopAdmin, err := adm.serve(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	return pub.Run(ctx)
 }
 
