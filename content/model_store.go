@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/problem"
@@ -131,6 +132,20 @@ func (s *Store) CreateModel(ctx context.Context, inst Instance, m Model) (Model,
 	return out, nil
 }
 
+// MaxModelFields is the most fields a model may have.
+const MaxModelFields = 200
+
+// containersByNameSQL returns the reference names of the instance's
+// containers among the lower-cased names given: one query for every link
+// field of a model.
+const containersByNameSQL = `SELECT reference_name FROM containers
+	WHERE instance_id = $1 AND lower(reference_name) = ANY($2::text[])`
+
+// validateModel checks m and gives its link fields their containers'
+// reference names as stored. The field count is checked before anything
+// else, and the rest takes time and memory linear in the fields with one
+// query for all the containers linked, so that a huge model costs little to
+// refuse.
 func validateModel(ctx context.Context, tx *sqlx.Tx, inst Instance, m *Model) error {
 	var errs []problem.FieldError
 	add := func(field, reason string, args ...any) {
@@ -145,10 +160,16 @@ func validateModel(ctx context.Context, tx *sqlx.Tx, inst Instance, m *Model) er
 	if len(m.Fields) == 0 {
 		add("fields", "a model needs at least one field")
 	}
-	if len(m.Fields) > 200 {
-		add("fields", "a model has at most 200 fields")
+	if len(m.Fields) > MaxModelFields {
+		add("fields", "a model has at most %d fields", MaxModelFields)
+		return problem.Fields(errs)
 	}
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(m.Fields))
+	// companions are the names rendering adds beside link fields
+	// (<name>ID, <name>_ValueField), lower-cased, with their link field: a
+	// field of that name would collide with them.
+	companions := map[string]string{}
+	linked := map[string][]int{} // lower-cased container name -> fields linking to it
 	for i := range m.Fields {
 		f := &m.Fields[i]
 		f.RenameFrom = ""
@@ -163,35 +184,52 @@ func validateModel(ctx context.Context, tx *sqlx.Tx, inst Instance, m *Model) er
 			add(at+".type", "unknown type %q; one of text, html, number, decimal, boolean, date, link, image, gallery, item, list", f.Type)
 			continue
 		}
+		switch f.Type {
+		case TypeItem:
+			companions[strings.ToLower(f.Name+"ID")] = f.Name
+		case TypeList:
+			companions[strings.ToLower(f.Name+"_ValueField")] = f.Name
+		}
 		if f.Type == TypeItem || f.Type == TypeList {
 			if f.Container == "" {
 				add(at+".container", "item and list fields need the referenceName of a container")
 				continue
 			}
-			// The container may not exist yet (a model that links to
-			// its own container, or two that link to each other): saving
-			// a link to it answers 400 until it does.
-			c, err := containerByName(ctx, tx, inst, f.Container)
-			if problem.Is(err, problem.NotFound) {
-				if !namePattern.MatchString(f.Container) {
-					add(at+".container", "must be a container's referenceName: 1 to 64 letters, digits or underscores, starting with a letter")
-				}
-			} else if err != nil {
-				return err
-			} else {
-				f.Container = c.ReferenceName
-			}
+			lc := strings.ToLower(f.Container)
+			linked[lc] = append(linked[lc], i)
 		} else if f.Container != "" {
 			add(at+".container", "only item and list fields link to a container")
 		}
 	}
-	// Rendering adds companion fields beside links (<name>ID, <name>_ValueField);
-	// a field of that name would collide with them.
 	for i, f := range m.Fields {
-		for _, g := range m.Fields {
-			if (g.Type == TypeItem && strings.EqualFold(f.Name, g.Name+"ID")) ||
-				(g.Type == TypeList && strings.EqualFold(f.Name, g.Name+"_ValueField")) {
-				add(fmt.Sprintf("fields[%d].name", i), "collides with the companion field of link field %q", g.Name)
+		if g, ok := companions[strings.ToLower(f.Name)]; ok {
+			add(fmt.Sprintf("fields[%d].name", i), "collides with the companion field of link field %q", g)
+		}
+	}
+	if len(linked) > 0 {
+		names := make([]string, 0, len(linked))
+		for lc := range linked {
+			names = append(names, lc)
+		}
+		var found []string
+		if err := tx.SelectContext(ctx, &found, containersByNameSQL, inst.ID, pq.Array(names)); err != nil {
+			return err
+		}
+		for _, ref := range found {
+			for _, i := range linked[strings.ToLower(ref)] {
+				m.Fields[i].Container = ref
+			}
+			delete(linked, strings.ToLower(ref))
+		}
+		// A container that does not exist yet is allowed (a model that links
+		// to its own container, or two that link to each other): saving a
+		// link to it answers 400 until it does. Its name must still be one
+		// a container can have.
+		for _, is := range linked {
+			for _, i := range is {
+				if !namePattern.MatchString(m.Fields[i].Container) {
+					add(fmt.Sprintf("fields[%d].container", i), "must be a container's referenceName: 1 to 64 letters, digits or underscores, starting with a letter")
+				}
 			}
 		}
 	}

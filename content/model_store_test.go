@@ -1,6 +1,7 @@
 package content
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -274,4 +275,78 @@ func TestPageModelsAndChannels(t *testing.T) {
 	}
 	_, err = f.s.Channel(f.ctx, f.inst, "print")
 	wantKind(t, "unknown channel", err, problem.NotFound)
+}
+
+// TestValidateModelIsLinear checks that validating a model costs one query
+// for all its link fields, however many (issue 19 finding 7), counting the
+// scans of the containers table inside the validating transaction, and that
+// a model over the field limit is refused for its size before any field is
+// looked at.
+func TestValidateModelIsLinear(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.model("Category", "content", Field{Name: "name", Type: TypeText})
+	fields := make(Fields, MaxModelFields)
+	for i := range fields {
+		ref := fmt.Sprintf("Box%d", i%20)
+		if i < 20 {
+			f.container(ref, "Category")
+		}
+		typ := TypeItem
+		if i%2 == 1 {
+			typ = TypeList
+		}
+		fields[i] = Field{Name: fmt.Sprintf("link%d", i), Type: typ, Container: strings.ToLower(ref)}
+	}
+	tx, err := f.db.BeginTxx(f.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	m := Model{Name: "Wide", Kind: "content", Fields: fields}
+	if err := validateModel(f.ctx, tx, f.inst, &m); err != nil {
+		t.Fatalf("validateModel(%d link fields): %v", len(fields), err)
+	}
+	var scans int
+	if err := tx.GetContext(f.ctx, &scans, `SELECT pg_stat_get_xact_numscans('containers'::regclass)
+		+ (SELECT coalesce(sum(pg_stat_get_xact_numscans(indexrelid)), 0) FROM pg_index WHERE indrelid = 'containers'::regclass)`); err != nil {
+		t.Fatal(err)
+	}
+	// One query, whose index scan counts once per container named (20).
+	if scans > 21 {
+		t.Errorf("validating %d link fields to 20 containers scanned containers %d times, want at most 21", len(fields), scans)
+	}
+	if m.Fields[0].Container != "Box0" || m.Fields[199].Container != "Box19" {
+		t.Errorf("link containers = %q, %q, want the stored spellings Box0, Box19", m.Fields[0].Container, m.Fields[199].Container)
+	}
+
+	// Over the limit, with every field linking to a missing container:
+	// refused for its size alone.
+	huge := make(Fields, 60_000)
+	for i := range huge {
+		huge[i] = Field{Name: fmt.Sprintf("f%d", i), Type: TypeItem, Container: fmt.Sprintf("Missing%d", i)}
+	}
+	_, err = f.s.CreateModel(f.ctx, f.inst, Model{Name: "Huge", Kind: "content", Fields: huge})
+	wantFields(t, "60,000 fields", err, "fields")
+	wantDetail(t, "60,000 fields", err, "at most 200 fields")
+}
+
+// BenchmarkCreateModelRefused measures refusing a model over the field
+// limit, by its number of fields: the cost grows with the bytes decoded
+// only, not with the square of the fields.
+func BenchmarkCreateModelRefused(b *testing.B) {
+	for _, n := range []int{300, 30_000, 60_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			fields := make(Fields, n)
+			for i := range fields {
+				fields[i] = Field{Name: fmt.Sprintf("f%d", i), Type: TypeText}
+			}
+			m := Model{Name: "Huge", Kind: "content", Fields: fields}
+			for b.Loop() {
+				if err := validateModel(context.Background(), nil, Instance{}, &m); err == nil {
+					b.Fatal("accepted")
+				}
+			}
+		})
+	}
 }

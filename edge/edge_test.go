@@ -60,6 +60,12 @@ func newOrigin(t *testing.T) *stubOrigin {
 		o.reqs = append(o.reqs, originRequest{r.Method, r.RequestURI, r.Host, r.Header.Clone(), string(b)})
 		o.mu.Unlock()
 		switch {
+		case r.Header.Get("APIKey") == "nope": // as the origin refuses a key in no manifest nor database
+			w.Header().Set("Content-Type", problem.ContentType)
+			w.Header().Set("Cache-Control", "no-store")
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"status":401}`)
+			return
 		case strings.Contains(r.URL.Path, "/missing/"):
 			w.Header().Set("Content-Type", problem.ContentType)
 			w.Header().Set("Cache-Control", "public, max-age=5, s-maxage=5")
@@ -172,7 +178,11 @@ func TestFetch(t *testing.T) {
 			want{status: 200, xcache: "MISS", body: `{}`}},
 
 		{"no key", "GET", "/acme/fetch/en-us/item/42", nil, want{status: 401, problem: true}},
-		{"unknown key", "GET", "/acme/fetch/en-us/item/42", []string{"APIKey", "nope"}, want{status: 401, problem: true}},
+		// A key not in the manifest may be newer than it: the origin is
+		// asked, once (its answer is remembered).
+		{"unknown key", "GET", "/acme/fetch/en-us/item/42", []string{"APIKey", "nope"}, want{status: 401, problem: true,
+			origin: "/acme/fetch/en-us/item/42?contentLinkDepth=1&expandAllContentLinks=false"}},
+		{"unknown key again", "GET", "/acme/fetch/en-us/item/42", []string{"APIKey", "nope"}, want{status: 401, problem: true}},
 		{"disabled key", "GET", "/acme/fetch/en-us/item/42", []string{"APIKey", "disabled"}, want{status: 401, problem: true}},
 		{"expired key", "GET", "/acme/fetch/en-us/item/42", []string{"APIKey", "expired"}, want{status: 401, problem: true}},
 		{"preview key on fetch", "GET", "/acme/fetch/en-us/item/42", []string{"APIKey", previewKey}, want{status: 403, problem: true}},

@@ -68,6 +68,7 @@ func (f *follower) apply(ctx context.Context, feed delivery.Feed) {
 			f.s.log.Info("change feed: changes missed, dropping the whole cache", "seen", f.seq, "oldest", oldest, "latest", feed.Seq)
 		}
 		f.s.cache.invalidateAll()
+		f.listKeys(ctx)
 		for _, guid := range f.s.keys.loaded() {
 			f.reloadKeys(ctx, guid)
 		}
@@ -84,6 +85,15 @@ func (f *follower) apply(ctx context.Context, feed delivery.Feed) {
 		}
 	}
 	f.seq, f.ready = feed.Seq, true
+}
+
+// listKeys reads which instances have a manifest; when the store fails it
+// forgets the list, so that requests for guids not held go to the origin.
+func (f *follower) listKeys(ctx context.Context) {
+	if err := f.s.keys.list(ctx); err != nil {
+		f.s.log.Warn("list key manifests", "err", err)
+		f.s.keys.unlist()
+	}
 }
 
 // reloadKeys reloads guid's manifest; when the store fails it forgets the
@@ -189,6 +199,9 @@ func (s *Server) Run(ctx context.Context) {
 			return
 		case <-poll.C:
 		case <-refresh.C:
+			if f.ready {
+				f.listKeys(ctx)
+			}
 			for _, guid := range s.keys.loaded() {
 				f.reloadKeys(ctx, guid)
 			}

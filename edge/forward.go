@@ -52,7 +52,12 @@ func (s *Server) forwardFetch(c *fasthttp.RequestCtx, req fetch.Request, key str
 	if err != nil {
 		return err
 	}
-	res.Header.SetCanonical(hXCache, vMiss)
+	if status := res.StatusCode(); status != fasthttp.StatusUnauthorized && status != fasthttp.StatusForbidden {
+		// A refused key gets no X-Cache, as the edge's own refusals, so
+		// that a guid the edge knows and one it forwards answer alike and
+		// nobody can tell which instances exist.
+		res.Header.SetCanonical(hXCache, vMiss)
+	}
 	return nil
 }
 

@@ -23,6 +23,11 @@ import (
 // origin, which checks keys against the database.
 var errNoManifest = errors.New("no key manifest")
 
+// errUnknownKey means the secret is in no key of the instance's manifest:
+// the key may have been created since the manifest was written, and the
+// edge may ask the origin (instanceKeys.ask).
+var errUnknownKey = errors.New("key not in the manifest")
+
 // keyring holds the key manifests of the instances the edge has served,
 // loaded from the store on first use and reloaded when the change feed lists
 // them (and periodically, in case a change was missed).
@@ -32,6 +37,14 @@ type keyring struct {
 	mu     sync.RWMutex
 	byGuid map[string]*instanceKeys
 	load   sync.Mutex // serialises loads, so a burst of requests loads once
+
+	// catalog holds the guids (lower case) of every instance with a
+	// manifest in the store, once listed (after the edge's first read of
+	// the change feed), kept up by the feed's manifest changes; nil before.
+	// With it the edge answers a guid it does not hold itself, as an
+	// unknown key, instead of asking the origin (and its database).
+	catalogMu sync.RWMutex
+	catalog   map[string]bool
 }
 
 // instanceKeys is one instance's manifest, decoded for lookups. missing
@@ -49,6 +62,113 @@ type instanceKeys struct {
 	keys    map[[sha256.Size]byte]delivery.Key
 	known   atomic.Pointer[map[string]delivery.Key]
 	missing bool
+
+	// asked remembers, briefly, what the origin answered for secrets not
+	// in the manifest (see ask); lookups is the budget of such questions.
+	askMu   sync.Mutex
+	asked   map[askKey]askAnswer
+	lookups bucket
+}
+
+// askKey is a secret not in the manifest, as used for an API type.
+type askKey struct {
+	secret  [sha256.Size]byte
+	apiType string
+}
+
+// askAnswer is what the origin said of an askKey: valid or not, until when
+// the edge believes it.
+type askAnswer struct {
+	valid bool
+	until time.Time
+}
+
+// Limits of what an edge asks the origin about keys not in a manifest, per
+// instance: a refusal is remembered for askTTL, an acceptance for
+// askValidTTL only (a key deleted since is refused once the origins' key
+// caches, of a second, have seen it; the manifest with a new key reaches
+// the edge within about a second, and a reload drops every answer), at most
+// maxAsked answers, and at most askRate questions a second after a burst
+// of askBurst, so that a flood of made-up keys costs the origin a bounded
+// number of key lookups a second.
+const (
+	askTTL      = 5 * time.Second
+	askValidTTL = time.Second
+	maxAsked    = 1000
+	askRate     = 5
+	askBurst    = 20
+)
+
+// bucket is a token bucket of askRate a second, holding askBurst.
+type bucket struct {
+	tokens float64
+	last   time.Time
+}
+
+func (b *bucket) take(now time.Time) bool {
+	if b.last.IsZero() {
+		b.tokens = askBurst
+	} else {
+		b.tokens = min(askBurst, b.tokens+now.Sub(b.last).Seconds()*askRate)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}
+
+// askDecision is what to do with a secret not in the manifest.
+type askDecision int
+
+const (
+	askRefuse  askDecision = iota // refuse it: the origin said so, or the budget is spent
+	askAccept                     // serve it: the origin accepted it a moment ago
+	askForward                    // forward the request, and remember the origin's answer
+)
+
+// ask decides what to do with secret, not in the manifest, used for
+// apiType at now.
+func (ik *instanceKeys) ask(secret []byte, apiType string, now time.Time) askDecision {
+	k := askKey{secret: sha256.Sum256(secret), apiType: apiType}
+	ik.askMu.Lock()
+	defer ik.askMu.Unlock()
+	if a, ok := ik.asked[k]; ok && now.Before(a.until) {
+		if a.valid {
+			return askAccept
+		}
+		return askRefuse
+	}
+	if !ik.lookups.take(now) {
+		return askRefuse
+	}
+	return askForward
+}
+
+// answered records the origin's answer of status to a request with
+// secret, not in the manifest, for apiType: 401 refuses the key, an
+// answer of content (or of its absence) accepts it; others say nothing of
+// it.
+func (ik *instanceKeys) answered(secret []byte, apiType string, status int, now time.Time) {
+	var valid bool
+	switch {
+	case status == 401:
+	case status >= 200 && status < 300, status == 304, status == 404:
+		valid = true
+	default:
+		return
+	}
+	ik.askMu.Lock()
+	defer ik.askMu.Unlock()
+	if ik.asked == nil || len(ik.asked) >= maxAsked {
+		ik.asked = map[askKey]askAnswer{}
+	}
+	ttl := askTTL
+	if valid {
+		ttl = askValidTTL
+	}
+	ik.asked[askKey{secret: sha256.Sum256(secret), apiType: apiType}] = askAnswer{valid: valid, until: now.Add(ttl)}
 }
 
 // maxInstances bounds the manifests held, against a flood of made-up guids.
@@ -61,25 +181,83 @@ func newKeyring(st store.Store) *keyring {
 // check validates secret as a key of type apiType for instance guid, with
 // the origin's rules and messages: a missing, unknown, disabled or expired
 // key is Unauthorized, a valid key of the other type Forbidden. It returns
-// errNoManifest when the instance has no manifest to check against.
-func (kr *keyring) check(ctx context.Context, guid string, secret []byte, apiType string, now time.Time) error {
+// errNoManifest when the instance has no manifest to check against and the
+// edge cannot tell whether it exists, and errUnknownKey, with the
+// instance's keys, for a secret the manifest does not hold.
+func (kr *keyring) check(ctx context.Context, guid string, secret []byte, apiType string, now time.Time) (*instanceKeys, error) {
 	if len(secret) == 0 {
-		return delivery.MissingKey()
+		return nil, delivery.MissingKey()
+	}
+	if kr.listed() && !kr.exists(guid) {
+		// No such instance (a new one is listed by the change feed within
+		// a poll): refused as an unknown key would be, without the origin
+		// or the store, and alike, so that the answer tells nothing of
+		// which instances exist.
+		return nil, delivery.CheckKey(guid, nil, apiType, now)
 	}
 	ik, err := kr.instance(ctx, guid)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return ik.verify(guid, secret, apiType, now)
-}
-
-// verify checks secret against the keys of instance guid (see check).
-func (ik *instanceKeys) verify(guid string, secret []byte, apiType string, now time.Time) error {
 	k, ok := ik.lookup(secret)
 	if !ok {
-		return delivery.CheckKey(guid, nil, apiType, now)
+		return ik, errUnknownKey
 	}
-	return delivery.CheckKey(guid, &k, apiType, now)
+	return ik, delivery.CheckKey(guid, &k, apiType, now)
+}
+
+// listed reports whether the catalog of instances has been read.
+func (kr *keyring) listed() bool {
+	kr.catalogMu.RLock()
+	defer kr.catalogMu.RUnlock()
+	return kr.catalog != nil
+}
+
+// exists reports whether the catalog holds guid.
+func (kr *keyring) exists(guid string) bool {
+	kr.catalogMu.RLock()
+	defer kr.catalogMu.RUnlock()
+	return kr.catalog[strings.ToLower(guid)]
+}
+
+// list reads the catalog: the guids of every manifest in the store.
+func (kr *keyring) list(ctx context.Context) error {
+	guids := map[string]bool{}
+	err := kr.store.List(ctx, delivery.ManifestPrefix, func(i store.Info) error {
+		if g, ok := delivery.ManifestGuid(i.Key); ok {
+			guids[g] = true
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("list key manifests: %w", err)
+	}
+	kr.catalogMu.Lock()
+	kr.catalog = guids
+	kr.catalogMu.Unlock()
+	return nil
+}
+
+// noted records in the catalog, once listed, whether guid has a manifest.
+func (kr *keyring) noted(guid string, exists bool) {
+	kr.catalogMu.Lock()
+	defer kr.catalogMu.Unlock()
+	if kr.catalog == nil {
+		return
+	}
+	if exists {
+		kr.catalog[strings.ToLower(guid)] = true
+	} else {
+		delete(kr.catalog, strings.ToLower(guid))
+	}
+}
+
+// unlist forgets the catalog (the store failed): unknown guids go to the
+// origin again until it is read again.
+func (kr *keyring) unlist() {
+	kr.catalogMu.Lock()
+	kr.catalog = nil
+	kr.catalogMu.Unlock()
 }
 
 // lookup returns the key whose secret is secret.
@@ -159,6 +337,7 @@ func (kr *keyring) reloadLocked(ctx context.Context, guid string) (*instanceKeys
 	}
 	kr.byGuid[strings.Clone(guid)] = ik
 	kr.mu.Unlock()
+	kr.noted(guid, !ik.missing)
 	return ik, nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/edgecms/edgecms/cors"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/streambody"
 	"github.com/edgecms/edgecms/media"
@@ -146,11 +147,33 @@ func (s *Server) serveFetch(c *fasthttp.RequestCtx, t target) error {
 	}
 	ctx := context.Background()
 	now := s.now(c)
-	err = s.keys.check(ctx, p.req.Guid, rq.Header.PeekBytes(hAPIKey), p.req.APIType, now)
+	secret := rq.Header.PeekBytes(hAPIKey)
+	ik, err := s.keys.check(ctx, p.req.Guid, secret, p.req.APIType, now)
 	switch {
 	case errors.Is(err, errNoManifest):
 		// The origin checks the key against the database.
 		return s.forwardFetch(c, p.req, "", now)
+	case errors.Is(err, errUnknownKey):
+		// A key created since the manifest was written works at once: the
+		// origin is asked, within a budget per instance, and its answer
+		// remembered briefly.
+		switch ik.ask(secret, p.req.APIType, now) {
+		case askRefuse:
+			return delivery.CheckKey(p.req.Guid, nil, p.req.APIType, now)
+		case askForward:
+			// Without the object key: a key the origin has not accepted
+			// must never be served a stale copy when it fails.
+			err := s.forwardFetch(c, p.req, "", now)
+			if status := c.Response.StatusCode(); err != nil || status >= 500 {
+				resetResponse(&c.Response)
+				return delivery.CheckKey(p.req.Guid, nil, p.req.APIType, now)
+			}
+			ik.answered(secret, p.req.APIType, c.Response.StatusCode(), now)
+			return nil
+		}
+		if p.key == "" {
+			return s.forwardFetch(c, p.req, "", now)
+		}
 	case err != nil:
 		return err
 	case p.key == "": // preview: never stored

@@ -52,7 +52,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		return problem.Unauthorizedf("the Authorization header must be Bearer <management token>")
 	}
 	guid := c.Params("guid")
-	t, err := s.store.Authenticate(c.UserContext(), guid, strings.TrimSpace(secret))
+	t, err := s.tokenAuth(c, strings.TrimSpace(secret))
 	if err != nil {
 		return err
 	}

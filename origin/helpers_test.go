@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
+	"github.com/edgecms/edgecms/throttle"
 	"github.com/edgecms/edgecms/users"
 	"github.com/edgecms/edgecms/webhooks"
 	"github.com/edgecms/edgecms/webhooks/egress"
@@ -78,9 +80,14 @@ func newHarness(t *testing.T) *harness {
 		}
 		h.tokens[r] = secret
 	}
-	h.srv = origin.New(origin.Config{SecretKey: testSecret}, store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	h.srv = origin.New(origin.Config{SecretKey: testSecret, TokenThrottle: untilMillions}, store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return h
 }
+
+// untilMillions is the harnesses' management-token throttle: tests that
+// try a wrong token on every route (TestAuthentication) send hundreds from
+// one address. TestTokenGuessingIsThrottled tests the default.
+var untilMillions = throttle.Policy{Name: "token-addr", Max: 1 << 30, Window: time.Minute, Block: time.Minute}
 
 // testSecret is the secret key of the tests' origins (it signs preview
 // links).
@@ -103,7 +110,7 @@ func newFullHarness(t *testing.T) *harness {
 		w.WriteHeader(http.StatusNoContent)
 	}))
 	t.Cleanup(h.receiver.Close)
-	h.srv = origin.New(origin.Config{Webhooks: h.hooks, Assets: h.objects, SecretKey: testSecret}, h.store,
+	h.srv = origin.New(origin.Config{Webhooks: h.hooks, Assets: h.objects, SecretKey: testSecret, TokenThrottle: untilMillions}, h.store,
 		slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return h
 }

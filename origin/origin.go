@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -83,6 +84,11 @@ type Config struct {
 	// address and per client address (zero: DefaultEmailThrottle and
 	// DefaultAddressThrottle).
 	EmailThrottle, AddressThrottle throttle.Policy
+	// TokenThrottle limits failed management-token attempts per client
+	// address (zero: DefaultTokenThrottle). The client address is the
+	// peer's, or, from a TrustedProxies peer (an edge), the one its
+	// X-Forwarded-For names.
+	TokenThrottle throttle.Policy
 	// SecretKey is the service's secret (EDGECMS_SECRET_KEY), from which
 	// the key that signs preview links is derived; without it the preview
 	// link routes answer 503.
@@ -99,6 +105,15 @@ type Config struct {
 	// CORS lets browsers of its origins read Fetch API and preview
 	// answers (nil: no cross-origin access).
 	CORS *cors.Policy
+}
+
+// managePrefix is the path prefix of the management API (the instances'
+// routes, sign-in, preview links): none of its answers may be cached.
+const managePrefix = "/api/v1"
+
+// managePath reports whether path is under managePrefix.
+func managePath(path string) bool {
+	return path == managePrefix || strings.HasPrefix(path, managePrefix+"/")
 }
 
 // DefaultRenderCacheBytes is the size of the render cache when
@@ -124,6 +139,7 @@ type Server struct {
 
 	users                       *users.Store
 	emailThrottle, addrThrottle *throttle.Limiter
+	tokens                      *tokenGuard
 
 	// variants shares one render among concurrent requests of an image
 	// variant; renders bounds the renders running at once.
@@ -163,6 +179,9 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 	if cfg.AddressThrottle == (throttle.Policy{}) {
 		cfg.AddressThrottle = DefaultAddressThrottle
 	}
+	if cfg.TokenThrottle == (throttle.Policy{}) {
+		cfg.TokenThrottle = DefaultTokenThrottle
+	}
 	if cfg.PreviewLinkTTL <= 0 {
 		cfg.PreviewLinkTTL = DefaultPreviewLinkTTL
 	}
@@ -173,6 +192,7 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 		keys: newKeyCache(store, cfg.KeyCacheTTL), previewKey: previewKey(cfg.SecretKey),
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
 		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle),
+		tokens:  newTokenGuard(throttle.New(store.DB(), cfg.TokenThrottle), cfg.TokenThrottle.Detail),
 		renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
 	s.limits = newRateLimits(s)
 	s.app = fiber.New(fiber.Config{
@@ -209,6 +229,9 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWith
 func (s *Server) routes() {
 	s.app.Use(s.observe)
 	s.app.Use(s.bodies)
+	// No shared cache may keep a management answer: they depend on who
+	// asks. handleError keeps this for the errors too.
+	s.app.Use(managePrefix, noStore)
 	// The public port's health check is liveness (as /livez on the admin
 	// address): readiness, which asks Postgres, is /readyz there.
 	s.app.Get("/healthz", func(c *fiber.Ctx) error {
