@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgecms/edgecms/internal/guard"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/publisher"
@@ -68,6 +69,11 @@ type config struct {
 	publicURL              string // EDGECMS_PUBLIC_URL as given
 	uploadMaxBytes         string // EDGECMS_UPLOAD_MAX_BYTES as given
 	imageWidths            string // EDGECMS_IMAGE_WIDTHS as given
+
+	// Conns bounds the connections of the public port (conns.go).
+	Conns           guard.Options
+	maxConns        string // EDGECMS_MAX_CONNS as given
+	maxConnsPerAddr string // EDGECMS_MAX_CONNS_PER_ADDR as given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -107,6 +113,8 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_PUBLIC_URL", flag: "public-url", usage: "absolute URL that sites reach edgecms at (the CDN or the edges), which asset URLs are made from; set the same on every role (default: http://EDGECMS_ADDR, https with TLS)", str: &c.publicURL},
 		{env: "EDGECMS_UPLOAD_MAX_BYTES", flag: "upload-max-bytes", def: "52428800", usage: "largest asset file an upload may send, in bytes", str: &c.uploadMaxBytes},
 		{env: "EDGECMS_IMAGE_WIDTHS", flag: "image-widths", def: defaultImageWidths, usage: "widths (and heights) in pixels that image transforms resize to; others are answered with the next one up", str: &c.imageWidths},
+		{env: "EDGECMS_MAX_CONNS", flag: "max-conns", usage: "open connections of the public port at most; idle ones are closed first to make room (default: half the open-file limit)", str: &c.maxConns},
+		{env: "EDGECMS_MAX_CONNS_PER_ADDR", flag: "max-conns-per-addr", usage: "open connections of one client address at most (default: a quarter of EDGECMS_MAX_CONNS, at least 64; 0: no cap, behind a proxy that is the one client)", str: &c.maxConnsPerAddr},
 		{env: "EDGECMS_TRUSTED_PROXIES", flag: "trusted-proxies", def: "127.0.0.0/8,::1/128", usage: "CIDRs of the proxies (edges, load balancers) whose X-Forwarded-For and X-Forwarded-Proto the origin believes", str: &c.trustedProxies},
 	}
 }
@@ -293,6 +301,9 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_WEBHOOK_TIMEOUT: want a duration between 1s and 5m, got %q", c.webhookTimeout)
 	}
 	c.WebhookTimeout = wt
+	if err := c.checkConns(); err != nil {
+		return c, err
+	}
 	if err := c.checkPurge(); err != nil {
 		return c, err
 	}
@@ -387,6 +398,7 @@ func (c config) LogValue() slog.Value {
 		slog.String("trustedProxies", c.trustedProxies),
 		slog.String("publicURL", string(c.PublicURL)), slog.Int64("uploadMaxBytes", c.UploadMaxBytes),
 		slog.String("imageWidths", c.imageWidths),
+		slog.Int("maxConns", c.Conns.MaxConns), slog.Int("maxConnsPerAddr", c.Conns.MaxConnsPerAddr),
 	)
 }
 
@@ -397,5 +409,5 @@ func (c config) originConfig(r *render.Renderer) origin.Config {
 		cacheBytes = -1 // origin.Config's zero is its default size
 	}
 	return origin.Config{FetchRateLimit: c.FetchRateLimit, PreviewRateLimit: c.PreviewRateLimit, Renderer: r, RenderCacheBytes: cacheBytes,
-		TrustedProxies: c.TrustedProxies, UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths}
+		TrustedProxies: c.TrustedProxies, UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths, Conns: c.Conns}
 }

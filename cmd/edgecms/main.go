@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/edgecms/edgecms/internal/guard"
 )
 
 type command struct {
@@ -71,6 +73,11 @@ func main() {
 	}
 	if cmd.flags != nil {
 		cmd.flags(fs)
+	}
+	// Connections, not the open-file limit, should run out first; the
+	// connection caps' defaults are taken from the raised limit.
+	if _, err := guard.RaiseFileLimit(); err != nil {
+		log.Warn("could not raise the open-file limit", "err", err)
 	}
 	cfg, err := loadConfig(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
