@@ -19,7 +19,7 @@ func TestEventRows(t *testing.T) {
 		t.Fatalf("create item wrote %d events, want 1", len(rows))
 	}
 	e := rows[0]
-	if e.InstanceID != f.inst.ID || e.InstanceGuid != "acme" || e.Tx == "" || e.PageID != nil {
+	if e.InstanceID != f.inst.ID || e.InstanceGuid != "acme" || e.Tx == 0 || e.PageID != nil {
 		t.Errorf("event row = %+v, want instance %d acme, a tx, no pageID", e, f.inst.ID)
 	}
 	f.checkEvents("create item", mark, itemEv(eventlog.Saved, "fr-ca", "Articles", st.ContentID, st.VersionID, t0))

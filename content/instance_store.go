@@ -58,8 +58,12 @@ func (s *Store) CreateInstance(ctx context.Context, guid string, locales []Local
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, insertChannelSQL, inst.ID, "website")
-		return err
+		if _, err := tx.ExecContext(ctx, insertChannelSQL, inst.ID, "website"); err != nil {
+			return err
+		}
+		// The event has the publisher write the channel's sitemaps, which
+		// the Fetch API answers (empty) before any page is published.
+		return appendChannelEvents(ctx, tx, inst, "website", inst.CreatedAt.UTC())
 	})
 	if err != nil {
 		return Instance{}, fmt.Errorf("create instance: %w", err)

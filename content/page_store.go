@@ -590,13 +590,28 @@ func pageAction(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, 
 	if err != nil {
 		return Status{}, err
 	}
+	if a == ActionPublish && c.State == Published {
+		// The page has no changes, but its components may: an edit of a
+		// component in place saves the component, not the page, and the
+		// editor then publishes the page.
+		n, err := publishComponents(ctx, tx, inst, locale, c.Zones, now)
+		if err != nil {
+			return Status{}, err
+		}
+		if n > 0 {
+			if err := appendEvent(ctx, tx, inst, pageEvent(pageID, locale, a.EventState(), c.VersionID, now)); err != nil {
+				return Status{}, err
+			}
+			return Status{PageID: pageID, VersionID: c.VersionID, State: Published}, nil
+		}
+	}
 	next, err := Transition(c.State, c.PublishedVersionID != nil, a)
 	if err != nil {
 		return Status{}, err
 	}
 	switch a {
 	case ActionPublish:
-		if err := publishComponents(ctx, tx, inst, locale, c.Zones, now); err != nil {
+		if _, err := publishComponents(ctx, tx, inst, locale, c.Zones, now); err != nil {
 			return Status{}, err
 		}
 		c.PublishedVersionID, c.PublishedDoc, c.PublishedZones, c.PublishedModified = ptr(c.VersionID), ptr(c.Doc), ptr(c.Zones), ptr(c.Modified)
@@ -626,27 +641,29 @@ func pageAction(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, 
 }
 
 // publishComponents publishes every component in zones whose copy in locale
-// has changes that are not published.
-func publishComponents(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, zones Zones, now time.Time) error {
+// has changes that are not published, and returns how many it published.
+func publishComponents(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, zones Zones, now time.Time) (int, error) {
+	n := 0
 	for _, ids := range zones {
 		for _, id := range ids {
 			h, _, err := lockItem(ctx, tx, inst, id)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			c, err := loadCopy(ctx, tx, id, locale)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			if c.State == Published || c.State == Deleted {
 				continue
 			}
 			if _, err := applyItemAction(ctx, tx, inst, h, c, ActionPublish, now); err != nil {
-				return err
+				return 0, err
 			}
+			n++
 		}
 	}
-	return nil
+	return n, nil
 }
 
 // DeletePage deletes the copy of a page in locale. A page with live child

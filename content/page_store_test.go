@@ -659,6 +659,25 @@ func TestPublishPagePublishesComponents(t *testing.T) {
 		t.Errorf("publish page events:\n got %v\nwant %v", got, want)
 	}
 
+	// A component edited in place on the published page (the Studio saves
+	// the component, not the page) is published with the page, which
+	// stays at its version; with nothing changed, publishing is refused.
+	f.clock = t0.Add(90 * time.Second)
+	edited := f.saveItem("en-us", id1, map[string]any{"heading": "One, edited"})
+	mark = f.lastEvent()
+	st = f.pageAction("en-us", p.PageID, ActionPublish)
+	if st.State != Published || st.VersionID != page.VersionID {
+		t.Errorf("publish page with an edited component: status %+v, want published v%d", st, page.VersionID)
+	}
+	if it := f.item("en-us", id1); it.State != Published || it.Published == nil || it.Published.VersionID != edited.VersionID {
+		t.Errorf("edited component after publishing its page: state %v published %+v, want v%d", it.State, it.Published, edited.VersionID)
+	}
+	f.checkEvents("publish a page with an edited component", mark,
+		itemEv(eventlog.Published, "en-us", fmt.Sprintf("teaser_%d", id1), id1, edited.VersionID, f.clock),
+		pageEv(eventlog.Published, "en-us", p.PageID, page.VersionID, f.clock))
+	_, err := f.s.PageAction(f.ctx, f.inst, "en-us", p.PageID, ActionPublish)
+	wantKind(t, "publish a page and components with no changes", err, problem.Conflict)
+
 	// A removed (deleted) component is not published again, and a page
 	// with empty zones publishes alone.
 	f.clock = t0.Add(2 * time.Minute)

@@ -15,7 +15,9 @@ package eventlog
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/edgecms/edgecms/internal/pg"
@@ -59,12 +61,52 @@ const (
 	SubjectChannel  Subject = "channel"
 )
 
+// TxID is the id of the transaction that wrote an event: a Postgres xid8
+// (epoch and transaction id in 64 bits). The log is ordered by (tx, id) as
+// numbers. Positions are never read or compared as text, where 10000 sorts
+// before 9999: a reader would take the newer rows first and move its
+// position past the older ones.
+type TxID uint64
+
+// Scan reads an xid8 column, which the driver hands over as its decimal
+// text.
+func (x *TxID) Scan(src any) error {
+	var s string
+	switch v := src.(type) {
+	case []byte:
+		s = string(v)
+	case string:
+		s = v
+	case int64:
+		if v < 0 {
+			return fmt.Errorf("transaction id %d is negative", v)
+		}
+		*x = TxID(v)
+		return nil
+	default:
+		return fmt.Errorf("transaction id: cannot scan %T", src)
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return fmt.Errorf("transaction id %q: %w", s, err)
+	}
+	*x = TxID(n)
+	return nil
+}
+
+// Value passes the id as decimal text, which a $n::xid8 parameter accepts
+// over the whole range (driver values have no unsigned 64-bit integer).
+func (x TxID) Value() (driver.Value, error) { return x.String(), nil }
+
+// String returns the id in decimal.
+func (x TxID) String() string { return strconv.FormatUint(uint64(x), 10) }
+
 // Event is one row of the append-only event log: one change to one item or
 // page copy (or to a whole list, or to the redirections), with the fields of
 // the webhook payload.
 type Event struct {
 	ID            int64     `db:"id" json:"id"`
-	Tx            string    `db:"tx" json:"-"`
+	Tx            TxID      `db:"tx" json:"-"`
 	InstanceID    int64     `db:"instance_id" json:"-"`
 	InstanceGuid  string    `db:"instance_guid" json:"instanceGuid"`
 	State         State     `db:"state" json:"state"`
@@ -149,7 +191,7 @@ func Append(ctx context.Context, tx *sqlx.Tx, e Event) error {
 // still running are never returned, so no row can appear behind a position.
 const (
 	ensureCursorSQL = `INSERT INTO event_cursors (consumer) VALUES ($1) ON CONFLICT DO NOTHING`
-	cursorSQL       = `SELECT tx::text AS tx, id FROM event_cursors WHERE consumer = $1`
+	cursorSQL       = `SELECT tx, id FROM event_cursors WHERE consumer = $1`
 	ackEventsSQL    = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now()
 		WHERE consumer = $1 AND (tx, id) < ($2::xid8, $3)`
 	// trimEventsSQL deletes up to $2 of the rows older than $1 that
@@ -247,8 +289,8 @@ func (l *Log) Trim(ctx context.Context, before time.Time) (int64, error) {
 // Position is a place in the event log, for readers that keep their
 // position in memory (caches) rather than in event_cursors.
 type Position struct {
-	Tx string `db:"tx"`
-	ID int64  `db:"id"`
+	Tx TxID  `db:"tx"`
+	ID int64 `db:"id"`
 }
 
 // Position returns the position just after e.
@@ -257,20 +299,21 @@ func (e Event) Position() Position { return Position{Tx: e.Tx, ID: e.ID} }
 // The horizon is a sub-select so that Postgres computes it once per
 // statement: it reads which transactions are running, which may change
 // while the statement runs, and a value computed per row could skip a row.
+//
+// The select list leaves tx an xid8, and ORDER BY names the table's
+// column: an ORDER BY name matches an output column first, so a text alias
+// "tx" in the select list would sort the log as text.
 const (
-	eventsSinceSQL = `SELECT id, tx::text AS tx, instance_id, instance_guid, state, subject, locale,
-			reference_name, content_id, page_id, version_id, change_date, created_at
-		FROM events WHERE (tx, id) > ($1::xid8, $2) AND tx < (SELECT edgecms_event_horizon())
-		ORDER BY tx, id LIMIT $3`
-	eventLogEndSQL = `SELECT coalesce(max(tx)::text, '0') FROM events WHERE tx < (SELECT edgecms_event_horizon())`
+	eventsSinceSQL = `SELECT e.id, e.tx, e.instance_id, e.instance_guid, e.state, e.subject, e.locale,
+			e.reference_name, e.content_id, e.page_id, e.version_id, e.change_date, e.created_at
+		FROM events e WHERE (e.tx, e.id) > ($1::xid8, $2) AND e.tx < (SELECT edgecms_event_horizon())
+		ORDER BY e.tx, e.id LIMIT $3`
+	eventLogEndSQL = `SELECT coalesce(max(e.tx), '0') FROM events e WHERE e.tx < (SELECT edgecms_event_horizon())`
 )
 
 // Since returns up to limit events after pos, oldest first, never a
 // row of a transaction that is still running.
 func (l *Log) Since(ctx context.Context, pos Position, limit int) ([]Event, error) {
-	if pos.Tx == "" {
-		pos.Tx = "0"
-	}
 	evs := []Event{}
 	if err := l.db.SelectContext(ctx, &evs, eventsSinceSQL, pos.Tx, pos.ID, limit); err != nil {
 		return nil, fmt.Errorf("events since %v: %w", pos, err)
@@ -282,7 +325,7 @@ func (l *Log) Since(ctx context.Context, pos Position, limit int) ([]Event, erro
 // later committed row can fall behind: readers starting there see every
 // change that commits afterwards.
 func (l *Log) End(ctx context.Context) (Position, error) {
-	var tx string
+	var tx TxID
 	if err := l.db.GetContext(ctx, &tx, eventLogEndSQL); err != nil {
 		return Position{}, fmt.Errorf("event log end: %w", err)
 	}

@@ -150,7 +150,7 @@ func TestReadAndAckEvents(t *testing.T) {
 	}
 
 	// A new consumer starts at the beginning; each consumer has its own position.
-	if got := ids(f.readAll("publisher", 5)); !slices.Equal(got, want) {
+	if got := ids(f.readAll("publisher", len(want))); !slices.Equal(got, want) {
 		t.Errorf("publisher read %v, want %v", got, want)
 	}
 	if got := ids(f.readAll("webhooks", 2)); !slices.Equal(got, want[:2]) {
@@ -169,11 +169,11 @@ func TestReadAndAckEvents(t *testing.T) {
 	}
 	// An ack never moves a position back.
 	first := f.eventsAfter(0)[0]
-	first.Tx = "1"
+	first.Tx = 1
 	if err := f.log.Ack(f.Ctx, "webhooks", first); err != nil {
 		t.Fatal(err)
 	}
-	if got := ids(f.readAll("webhooks", 3)); !slices.Equal(got, want[2:]) {
+	if got := ids(f.readAll("webhooks", len(want)-2)); !slices.Equal(got, want[2:]) {
 		t.Errorf("webhooks after acking an old row read %v, want %v", got, want[2:])
 	}
 	// New rows reach both.
@@ -196,7 +196,7 @@ func TestReadEventsNeverSkipsARunningTransaction(t *testing.T) {
 	f := newFixture(t)
 	f.Articles()
 	id := f.CreateItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID
-	before := f.readAll("publisher", 1)
+	before := f.readAll("publisher", len(f.eventsAfter(0)))
 
 	// Transaction A writes an event and stays open.
 	ctx := context.Background()
@@ -273,8 +273,8 @@ func TestTrimEvents(t *testing.T) {
 	for range 4 {
 		f.saveEvent(id)
 	}
-	all := ids(f.eventsAfter(0)) // 5 rows
-	f.readAll("publisher", 5)
+	all := ids(f.eventsAfter(0)) // the instance's, the item's and 4 saves
+	f.readAll("publisher", len(all))
 	f.readAll("webhooks", 2)
 
 	// Nothing is older than an hour ago.
@@ -290,7 +290,7 @@ func TestTrimEvents(t *testing.T) {
 	if got, want := ids(f.eventsAfter(0)), all[2:]; !slices.Equal(got, want) || n != 2 {
 		t.Errorf("after trim: %d deleted, rows %v left; want 2 deleted, %v left", n, got, want)
 	}
-	if got := ids(f.readAll("webhooks", 3)); !slices.Equal(got, all[2:]) {
+	if got := ids(f.readAll("webhooks", len(all)-2)); !slices.Equal(got, all[2:]) {
 		t.Errorf("webhooks after trim read %v, want %v", got, all[2:])
 	}
 	evs, err := f.log.Read(f.Ctx, "publisher", 10)

@@ -73,6 +73,9 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 	if err := p.confirm(ctx, evs); err != nil {
 		return 0, err
 	}
+	if p.afterBatch != nil {
+		p.afterBatch(evs)
+	}
 	return len(evs), nil
 }
 

@@ -64,6 +64,13 @@ func runRandomEdits(t *testing.T, kind storeKind, edits int) {
 			t.Fatalf("after edits %d..%d %v (seed %d)", done-group+1, done, names, seed)
 		}
 	}
+	// The store ends equal to a fresh render by the publisher's own
+	// account too (edgecms verify).
+	v, err := p.Verify(e.ctx, e.guid, nil)
+	e.must(err)
+	if len(v.Mismatches) != 0 {
+		t.Errorf("Verify after %d edits (seed %d): %+v", done, seed, v.Mismatches)
+	}
 	t.Logf("%d edits: %v", done, r.counts)
 }
 

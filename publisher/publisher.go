@@ -36,6 +36,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
@@ -103,6 +104,10 @@ type Publisher struct {
 	// afterChunk, when set (by tests), runs after each chunk of objects
 	// is committed.
 	afterChunk func()
+
+	// afterBatch, when set (by tests), gets the events of each batch once
+	// they are confirmed and the cursor has moved past them.
+	afterBatch func([]eventlog.Event)
 }
 
 // New returns a Publisher on cs writing to cfg.Store. Close it when done.
@@ -292,9 +297,10 @@ func (p *Publisher) eventsWaiting(ctx context.Context) bool {
 }
 
 const (
-	// lastEventSQL is the newest committed event; drainedSQL tells whether
-	// the cursor is at or past a position.
-	lastEventSQL = `SELECT tx::text AS tx, id FROM events ORDER BY tx DESC, id DESC LIMIT 1`
+	// lastEventSQL is the newest committed event, in log order: tx stays
+	// an xid8 (as text, 9999 sorts after 10000).
+	// drainedSQL tells whether the cursor is at or past a position.
+	lastEventSQL = `SELECT e.tx, e.id FROM events e ORDER BY e.tx DESC, e.id DESC LIMIT 1`
 	drainedSQL   = `SELECT EXISTS (SELECT 1 FROM event_cursors WHERE consumer = $1 AND (tx, id) >= ($2::xid8, $3))`
 )
 
@@ -303,10 +309,7 @@ const (
 // for transactions that hide newer events from the log readers to end).
 // Tests and commands call it to reach a quiescent point.
 func (p *Publisher) Drain(ctx context.Context) error {
-	var last struct {
-		Tx string `db:"tx"`
-		ID int64  `db:"id"`
-	}
+	var last eventlog.Position
 	err := p.db.GetContext(ctx, &last, lastEventSQL)
 	if isNoRows(err) {
 		return p.drainFeed(ctx)

@@ -268,9 +268,12 @@ func TestFeed(t *testing.T) {
 	e := newEnv(t, folderStore)
 	p := e.publisher(Config{FeedSize: 50})
 	e.must(p.Drain(e.ctx))
+	// A new instance has only its website channel's (empty) sitemaps,
+	// two per locale.
 	f := e.readFeed(t)
-	if f.Seq != 0 || f.Oldest != 0 || len(f.Changes) != 0 {
-		t.Errorf("feed of an empty store = %+v, want no changes", f)
+	if len(f.Changes) != 4 || f.Oldest != f.Changes[0].Seq || f.Seq != f.Changes[3].Seq ||
+		!slices.ContainsFunc(f.Changes, func(c delivery.Change) bool { return c.Key == e.guid+"/fetch/fr-ca/sitemap/nested/website.json" }) {
+		t.Errorf("feed of a new instance = %+v, want its 4 sitemaps", f)
 	}
 	s := e.buildSite()
 	e.must(p.Drain(e.ctx))

@@ -47,7 +47,7 @@ type e2eEnv struct {
 	Guid        string            `json:"guid"`
 	FetchKey    string            `json:"fetchKey"`
 	PreviewKey  string            `json:"previewKey"`
-	Users       map[string]string `json:"users"` // role -> email
+	Users       map[string]string `json:"users"` // role (or "operator") -> email
 	Password    string            `json:"password"`
 	Receiver    string            `json:"receiver"`
 	Site        string            `json:"site"`
@@ -158,6 +158,11 @@ func startStudio(t *testing.T) e2eEnv {
 		}
 		env.Users[string(role)] = email
 	}
+	// An operator: no role on the instance, every instance by being one.
+	if _, err := us.Create(ctx, users.NewUser{Email: "operator@example.com", Password: env.Password, Operator: true}); err != nil {
+		t.Fatal(err)
+	}
+	env.Users["operator"] = "operator@example.com"
 
 	// A webhook receiver that refuses the first delivery and takes the rest.
 	var calls atomic.Int64

@@ -107,10 +107,10 @@ const (
 			WHERE c.consumer = $1 AND (e.tx, e.id) > (c.tx, c.id)
 			  AND NOT EXISTS (SELECT 1 FROM sync_stamped d WHERE d.tx = e.tx AND d.event_id = e.id))`
 	syncLockSQL   = `SELECT pg_advisory_xact_lock($1)`
-	syncCursorSQL = `SELECT tx::text, id FROM event_cursors WHERE consumer = $1`
+	syncCursorSQL = `SELECT tx, id FROM event_cursors WHERE consumer = $1`
 	// unstampedEventsSQL reads the committed events after the cursor that
 	// are not stamped, in log order.
-	unstampedEventsSQL = `SELECT e.id, e.tx::text AS tx, e.instance_id, e.instance_guid, e.state, e.subject, e.locale,
+	unstampedEventsSQL = `SELECT e.id, e.tx, e.instance_id, e.instance_guid, e.state, e.subject, e.locale,
 			e.reference_name, e.content_id, e.page_id, e.version_id, e.change_date, e.created_at
 		FROM events e
 		WHERE (e.tx, e.id) > ($1::xid8, $2)
@@ -128,7 +128,7 @@ const (
 			WHERE (e.tx, e.id) > ($1::xid8, $2)
 			  AND NOT EXISTS (SELECT 1 FROM sync_stamped d WHERE d.tx = e.tx AND d.event_id = e.id)
 			ORDER BY e.tx, e.id LIMIT 1)
-		SELECT e.tx::text, e.id FROM events e
+		SELECT e.tx, e.id FROM events e
 		WHERE (e.tx, e.id) > ($1::xid8, $2) AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
 		  AND NOT EXISTS (SELECT 1 FROM l WHERE (e.tx, e.id) >= (l.tx, l.id))
 		ORDER BY e.tx DESC, e.id DESC LIMIT 1`
@@ -186,7 +186,7 @@ func stampOnce(ctx context.Context, tx *sqlx.Tx, now time.Time) (int, bool, erro
 		}
 		txs, ids := make([]string, len(evs)), make([]int64, len(evs))
 		for i, e := range evs {
-			txs[i], ids[i] = e.Tx, e.ID
+			txs[i], ids[i] = e.Tx.String(), e.ID
 		}
 		if _, err := tx.ExecContext(ctx, markStampedSQL, pq.Array(txs), pq.Array(ids)); err != nil {
 			return 0, false, fmt.Errorf("mark events stamped: %w", err)

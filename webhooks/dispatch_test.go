@@ -323,7 +323,8 @@ func TestNothingLostUnderConcurrentWriters(t *testing.T) {
 	started, waited := false, time.Time{}
 	missing := func() int {
 		var n int
-		if err := e.db.Get(&n, `SELECT count(*) FROM events e WHERE NOT EXISTS
+		// Channel events (the instance's website channel) go to no webhook.
+		if err := e.db.Get(&n, `SELECT count(*) FROM events e WHERE e.subject <> 'channel' AND NOT EXISTS
 			(SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'succeeded')`); err != nil {
 			t.Fatal(err)
 		}

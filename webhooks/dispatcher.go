@@ -71,6 +71,10 @@ type Dispatcher struct {
 	inflight atomic.Int64
 	wake     chan struct{} // deliveries may be due
 	events   chan struct{} // events may have been written or confirmed
+
+	// afterIntake, when set (by tests), gets the events of each intake
+	// once its transaction has committed.
+	afterIntake func([]eventlog.Event)
 }
 
 // NewDispatcher returns a dispatcher of the deliveries in s.
@@ -348,8 +352,9 @@ const intakeLockKey = 7301973
 // webhook, or parks the event until it is confirmed. It returns how many
 // events it read and how many deliveries it queued.
 func (d *Dispatcher) intake(ctx context.Context) (events, queued int, err error) {
+	var read []eventlog.Event
 	err = d.store.transact(ctx, func(tx *sqlx.Tx) error {
-		events, queued = 0, 0
+		events, queued, read = 0, 0, nil
 		var ok bool
 		if err := tx.GetContext(ctx, &ok, `SELECT pg_try_advisory_xact_lock($1, hashtext($2))`, intakeLockKey, d.cfg.Consumer); err != nil || !ok {
 			return err // another dispatcher is reading the log
@@ -358,7 +363,7 @@ func (d *Dispatcher) intake(ctx context.Context) (events, queued int, err error)
 		if err != nil || len(evs) == 0 {
 			return err
 		}
-		events = len(evs)
+		events, read = len(evs), evs
 		subs, err := subscribers(ctx, tx, evs)
 		if err != nil {
 			return err
@@ -389,6 +394,9 @@ func (d *Dispatcher) intake(ctx context.Context) (events, queued int, err error)
 		}
 		return eventlog.Ack(ctx, tx, d.cfg.Consumer, evs[len(evs)-1])
 	})
+	if err == nil && len(read) > 0 && d.afterIntake != nil {
+		d.afterIntake(read)
+	}
 	return events, queued, err
 }
 

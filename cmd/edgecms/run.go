@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -494,4 +495,49 @@ func runDemo(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 		return fmt.Errorf("demo user: %w", err)
 	}
 	return printJSON(creds)
+}
+
+// runVerify compares every object of an instance in the store with a
+// fresh render: it prints each object that differs, is missing or is extra,
+// and fails (exit status 1) when there is any.
+func runVerify(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger) error {
+	if instanceArgs.guid == "" {
+		return errors.New("--guid is required")
+	}
+	db, err := openMigrated(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
+	if err != nil {
+		return err
+	}
+	defer pub.Close()
+	return verify(ctx, pub, instanceArgs.guid, os.Stdout, os.Stderr)
+}
+
+// verify runs pub.Verify for guid with a progress bar on errOut, prints a
+// line per mismatch on out (problem, key, request, detail; tab-separated),
+// and returns an error that counts them when there are any.
+func verify(ctx context.Context, pub *publisher.Publisher, guid string, out io.Writer, errOut *os.File) error {
+	bar := newProgress(errOut, "verify "+guid)
+	v, err := pub.Verify(ctx, guid, bar.report)
+	bar.finish()
+	if err != nil {
+		return err
+	}
+	for _, m := range v.Mismatches {
+		fmt.Fprintf(out, "%s\t%s\t%s\t%s\n", m.Problem, m.Key, m.Request, m.Detail)
+	}
+	if len(v.Mismatches) > 0 {
+		return fmt.Errorf("%s: %d of %d objects differ, %d are missing, %d are extra", v.Guid,
+			v.Count(publisher.Differs), v.Rendered, v.Count(publisher.Missing), v.Count(publisher.Extra))
+	}
+	fmt.Fprintf(errOut, "%s: the store holds the %d objects a fresh render writes, and nothing else\n", v.Guid, v.Stored)
+	return nil
+}
+
+func verifyFlags(fs *flag.FlagSet) {
+	fs.StringVar(&instanceArgs.guid, "guid", "", "guid of the instance to verify")
 }

@@ -42,6 +42,7 @@ var locales = []string{"en-us", "fr-ca"}
 // what a visitor, an editor and a webhook see.
 func TestSite(t *testing.T) {
 	cms := startCMS(t)
+	hero := cms.addHeroPhoto(t)
 	s := newSite(t, cms)
 
 	t.Run("build", func(t *testing.T) {
@@ -55,6 +56,7 @@ func TestSite(t *testing.T) {
 	if t.Failed() {
 		return
 	}
+	t.Run("AgilityPic from the edge", func(t *testing.T) { s.checkPicture(t, hero) })
 	t.Run("ContentID redirect", func(t *testing.T) { s.checkContentIDRedirect(t) })
 	t.Run("preview link", func(t *testing.T) { s.checkPreview(t) })
 	t.Run("revalidate by webhook", func(t *testing.T) { s.checkRevalidate(t) })
@@ -73,6 +75,7 @@ type cms struct {
 	previewKey string
 	token      string
 	bin, dbURL string
+	objects    string // the folder of the object store
 }
 
 // moduleRoot is the root of the Go module (two folders up from here).
@@ -130,7 +133,8 @@ func startCMS(t *testing.T) *cms {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	c.base = "https://" + addr
 	serve := exec.Command(c.bin, "serve")
-	serve.Env = append(c.env(), "EDGECMS_ADDR="+addr, "EDGECMS_STORE="+filepath.Join(t.TempDir(), "objects"),
+	c.objects = filepath.Join(t.TempDir(), "objects")
+	serve.Env = append(c.env(), "EDGECMS_ADDR="+addr, "EDGECMS_STORE="+c.objects,
 		"EDGECMS_TLS_CERT="+certFile, "EDGECMS_TLS_KEY="+keyFile, "EDGECMS_SECRET_KEY="+hex.EncodeToString(secret),
 		"EDGECMS_WEBHOOK_ALLOW_NETS=127.0.0.0/8", "EDGECMS_ADMIN_ADDR=off")
 	serve.Dir = t.TempDir()

@@ -35,6 +35,13 @@ type Fixture struct {
 func New(t testing.TB) *Fixture {
 	t.Helper()
 	db, _ := pgtest.New(t)
+	return On(t, db)
+}
+
+// On returns a Fixture with the instance "acme" on db, a migrated database
+// (for a test that needs a server of its own, such as pgtest.NewServer's).
+func On(t testing.TB, db *sqlx.DB) *Fixture {
+	t.Helper()
 	f := &Fixture{T: t, Ctx: context.Background(), DB: db, Clock: T0}
 	f.S = f.NewStore()
 	inst, err := f.S.CreateInstance(f.Ctx, "acme", []content.Locale{{Code: "en-us", Name: "English"}, {Code: "fr-ca", Name: "Français"}})

@@ -220,6 +220,10 @@ scenario('create a model and a container', async () => {
     ['PublishedOn', 'date'],
     ['Photo', 'image'],
     ['Category', 'item', { container: 'categories' }],
+    ['Views', 'number'],
+    ['Website', 'link'],
+    ['Topics', 'list', { container: 'categories' }],
+    ['Photos', 'gallery'],
   ];
   for (const [i, [name, type, opts = {}]] of fields.entries()) {
     if (i > 0) await form.getByRole('button', { name: 'Add field', exact: true }).click();
@@ -253,7 +257,7 @@ scenario('create a model and a container', async () => {
   await page.getByRole('button', { name: 'Create container', exact: true }).click();
   await page.getByRole('heading', { name: 'articles', level: 1 }).waitFor();
   const model = await manage('/models/Article');
-  assert(model.fields.length === 7 && model.fields.find((f) => f.name === 'Price').shared, `model as saved: ${JSON.stringify(model)}`);
+  assert(model.fields.length === 11 && model.fields.find((f) => f.name === 'Price').shared, `model as saved: ${JSON.stringify(model)}`);
   const container = await manage('/containers/articles');
   assert(container.model === 'Article', `container as saved: ${JSON.stringify(container)}`);
 });
@@ -276,6 +280,17 @@ scenario('create, save and publish an item', async () => {
   await picker.fill('tea');
   await page.getByRole('option', { name: /Tea/ }).click();
   await page.getByText('Linked: Tea').waitFor();
+  await page.getByLabel('Views').fill('42');
+  await page.getByLabel('Website').fill('https://example.com/tea');
+  // A linked list: chosen items, ordered with the keyboard.
+  const topics = page.getByRole('group', { name: 'Topics' });
+  await topics.getByLabel('Chosen items, in this order').check();
+  for (const name of ['Coffee', 'Tea']) {
+    await topics.getByRole('combobox', { name: 'Add to Topics' }).fill(name.toLowerCase());
+    await page.getByRole('option', { name: new RegExp(name) }).click();
+    await topics.getByRole('button', { name: `Remove ${name} from Topics` }).waitFor();
+  }
+  await topics.getByRole('button', { name: 'Move up: Tea' }).click();
   await axe('item editor');
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.waitForURL(/\/content\/articles\/\d+$/);
@@ -291,10 +306,14 @@ scenario('create, save and publish an item', async () => {
   const f = r.body.fields;
   assert(fld(f, 'title') === 'Hello from the Studio' && fld(f, 'body').includes('Written in the rich-text editor.'), `published fields: ${JSON.stringify(f)}`);
   assert(String(fld(f, 'price')) === '12.5' && String(fld(f, 'featured')) === 'true' && String(fld(f, 'publishedOn')).startsWith('2026-03-01'), `published fields: ${JSON.stringify(f)}`);
-  // The category is saved (the Fetch API shows it once the category is published).
+  // The category and the topics are saved (the Fetch API shows them once the categories are published).
   const saved = await manage(`/en-us/items/${ids.item}`);
-  const tea = (await manage('/en-us/items?container=categories')).items.find((i) => i.fields.Name === 'Tea');
+  const cats = (await manage('/en-us/items?container=categories')).items;
+  const tea = cats.find((i) => i.fields.Name === 'Tea');
+  const coffee = cats.find((i) => i.fields.Name === 'Coffee');
   assert(saved.fields.Category?.contentID === tea.contentID, `the linked category: ${JSON.stringify(saved.fields.Category)}`);
+  assert(String(fld(f, 'views')) === '42' && JSON.stringify(fld(f, 'website')).includes('https://example.com/tea'), `published fields: ${JSON.stringify(f)}`);
+  assert(JSON.stringify(saved.fields.Topics?.contentIDs) === JSON.stringify([tea.contentID, coffee.contentID]), `the linked list, in its order: ${JSON.stringify(saved.fields.Topics)}`);
 });
 
 scenario('edit it, see the draft not live, and publish', async () => {
@@ -393,19 +412,84 @@ scenario('the items table filters, sorts and acts on a selection', async () => {
   assert(list.body.items.some((i) => fld(i.fields, 'title') === 'Third article'), 'batch-published items are live');
 });
 
+/** The types an upload input offers, from its accept attribute. */
+async function accepts(input) {
+  return ((await input.getAttribute('accept')) ?? '').split(',').map((t) => t.trim());
+}
+
+/** The images of the screen that failed to load (a broken thumbnail). */
+async function brokenImages() {
+  return page.evaluate(() => [...document.images].filter((i) => i.complete && i.naturalWidth === 0).map((i) => i.alt || i.src));
+}
+
 scenario('upload an image and use it in an item', async () => {
   await nav('Media');
   await page.getByRole('heading', { name: 'Media', level: 1 }).waitFor();
-  await page.getByLabel('Upload', { exact: true }).setInputFiles({ name: 'sunrise.png', mimeType: 'image/png', buffer: png(40, 30, [230, 120, 40]) });
-  await page.getByText('uploaded').waitFor();
+  const upload = page.getByLabel('Upload', { exact: true });
+  const offered = await accepts(upload);
+  for (const t of ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/avif', 'image/svg+xml', 'application/pdf']) {
+    assert(offered.includes(t), `the media library's upload offers ${t}: ${offered}`);
+  }
+  await upload.setInputFiles({ name: 'sunrise.png', mimeType: 'image/png', buffer: png(40, 30, [230, 120, 40]) });
+  const uploads = page.getByRole('list', { name: 'Uploads' });
+  await uploads.getByRole('listitem').filter({ hasText: 'sunrise.png' }).getByText('uploaded').waitFor();
   await page.getByRole('img', { name: 'sunrise' }).waitFor();
+  // Dropped on the drop zone, as from a file manager.
+  const dropped = await page.evaluateHandle((b64) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'dusk.png', { type: 'image/png' }));
+    return dt;
+  }, png(30, 20, [40, 60, 160]).toString('base64'));
+  await page.getByRole('region', { name: 'Upload files' }).dispatchEvent('drop', { dataTransfer: dropped });
+  await uploads.getByRole('listitem').filter({ hasText: 'dusk.png' }).getByText('uploaded').waitFor();
+  await page.getByRole('img', { name: 'dusk' }).waitFor();
+  // A PDF is a file in the library: its type and name, not a broken image.
+  await upload.setInputFiles({ name: 'menu.pdf', mimeType: 'application/pdf', buffer: Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n') });
+  await uploads.getByRole('listitem').filter({ hasText: 'menu.pdf' }).getByText('uploaded').waitFor();
+  const files = page.getByRole('list', { name: 'Files' });
+  const pdf = files.getByRole('link', { name: 'menu', exact: true });
+  await pdf.waitFor();
+  assert((await pdf.textContent()).includes('PDF'), 'the PDF shows its type');
+  assert((await files.getByRole('img', { name: 'menu' }).count()) === 0, 'the PDF is not shown as an image');
+  await until('the thumbnails to load', async () => (await page.getByRole('img', { name: 'sunrise' }).evaluate((i) => i.complete && i.naturalWidth > 0)));
+  const broken = await brokenImages();
+  assert(!broken.length, `broken thumbnails in the media library: ${broken}`);
   await axe('media');
   await shot('media');
   await page.getByLabel('Table').check();
   await page.getByRole('columnheader', { name: 'File' }).waitFor();
+  const pdfRow = page.getByRole('row').filter({ hasText: 'menu.pdf' });
+  assert(!(await pdfRow.textContent()).includes('0×0'), 'the PDF has no pixel size in the table');
+  assert(!(await brokenImages()).length, 'no broken thumbnail in the table');
+  await axe('media table');
+  // A gallery of the image, for the item's gallery field.
+  await page.getByRole('tab', { name: 'Galleries' }).click();
+  await page.getByLabel('New gallery').fill('Roastery');
+  await page.getByRole('button', { name: 'Create gallery', exact: true }).click();
+  const gallery = page.getByRole('region', { name: 'Gallery Roastery' });
+  await gallery.getByLabel('Add image').selectOption({ label: 'sunrise' });
+  assert(!(await gallery.getByLabel('Add image').textContent()).includes('menu'), 'a gallery offers the PDF');
+  await gallery.getByRole('button', { name: 'Add to gallery', exact: true }).click();
+  await gallery.getByRole('img', { name: 'sunrise' }).waitFor();
+  await axe('media: galleries');
+
+  // An image field offers images only: uploading an SVG drawing chooses
+  // it; the library shows no PDF.
   await page.goto(studio(`content/articles/${ids.item}`));
+  const field = page.getByLabel('Upload Photo', { exact: true });
+  // Once the item is loaded (the fields are made again with it).
+  await until('the item loaded', async () => (await page.getByLabel('Title').inputValue()) !== '' && (await field.isEnabled()));
+  const imageTypes = await accepts(field);
+  for (const t of ['image/webp', 'image/avif', 'image/svg+xml']) assert(imageTypes.includes(t), `an image field's upload offers ${t}: ${imageTypes}`);
+  assert(!imageTypes.includes('application/pdf'), `an image field's upload offers PDF: ${imageTypes}`);
+  await field.setInputFiles({ name: 'logo.svg', mimeType: 'image/svg+xml', buffer: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="24" height="24"><circle cx="12" cy="12" r="10" fill="#0a4fb5"/></svg>') });
+  await page.getByRole('group', { name: 'Photo' }).getByRole('img', { name: 'logo' }).waitFor();
   await page.getByRole('button', { name: 'Choose from media', exact: true }).click();
-  await page.getByRole('button', { name: 'Use sunrise', exact: true }).click();
+  const chooser = page.getByRole('dialog', { name: /Choose an image/ });
+  await chooser.getByRole('button', { name: 'Use logo', exact: true }).waitFor();
+  assert((await chooser.getByRole('button', { name: 'Use menu', exact: true }).count()) === 0, 'the image chooser offers the PDF');
+  await chooser.getByRole('button', { name: 'Use sunrise', exact: true }).click();
+  await page.getByLabel('Photos', { exact: true }).selectOption({ label: 'Roastery' });
   await page.getByRole('button', { name: 'Save', exact: true }).click();
   await page.getByText('Saved.').waitFor();
   await page.getByRole('button', { name: 'Publish', exact: true }).click();
@@ -414,8 +498,19 @@ scenario('upload an image and use it in an item', async () => {
     const r = await fetchAPI(`en-us/item/${ids.item}`);
     return fld(r.body?.fields, 'photo')?.url?.startsWith(`${env.base}/${env.guid}/assets/`) && r;
   });
+  const galleryID = fld(r.body.fields, 'photos')?.galleryid;
+  const g = await fetchAPI(`gallery/${galleryID}`);
+  assert(g.status === 200 && g.body.media?.length === 1, `the item's gallery ${JSON.stringify(fld(r.body.fields, 'photos'))} in the Fetch API: ${g.status} ${JSON.stringify(g.body).slice(0, 300)}`);
   const img = await fetch(fld(r.body.fields, 'photo').url);
   assert(img.status === 200 && img.headers.get('content-type') === 'image/png', `the image's URL answers ${img.status}`);
+
+  // Unpublish on a date in another time zone.
+  await page.getByLabel('Time zone of Unpublish at').selectOption('America/Toronto');
+  await page.getByLabel('Unpublish at', { exact: true }).fill('2031-01-15T08:00');
+  await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+  await page.getByText('Schedule saved.').waitFor();
+  const scheduled = await manage(`/en-us/items/${ids.item}`);
+  assert(new Date(scheduled.unpublishAt).toISOString() === '2031-01-15T13:00:00.000Z', `unpublishAt as saved: ${scheduled.unpublishAt}`);
 });
 
 scenario('build a page with two components, reorder them, publish', async () => {
@@ -462,6 +557,21 @@ scenario('build a page with two components, reorder them, publish', async () => 
   });
   const headings = live.body.zones.MainContentZone.map((z) => fld(z.item.fields, 'heading'));
   assert(JSON.stringify(headings) === JSON.stringify(['Second banner', 'First banner']), `published zone: ${JSON.stringify(headings)}`);
+
+  // A component edited in place goes live when the page is published
+  // again (the page itself has no change).
+  const second = live.body.zones.MainContentZone[0].item.contentID ?? live.body.zones.MainContentZone[0].item.contentid;
+  await zone.getByText(`Edit Banner #${second}`, { exact: true }).click();
+  const edit = zone.getByRole('form', { name: `Banner #${second}` });
+  await edit.getByLabel('Heading').fill('Second banner, edited');
+  await edit.getByRole('button', { name: 'Save Banner', exact: true }).click();
+  await zone.getByText('Saved: publish the page to put it on the site.').waitFor();
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await page.getByText('the page is now published').waitFor();
+  await until('the edited component in the Fetch API', async () => {
+    const r = await fetchAPI(`en-us/page/${ids.page}`);
+    return r.status === 200 && fld(r.body.zones.MainContentZone[0].item.fields, 'heading') === 'Second banner, edited';
+  });
 });
 
 scenario('move a page in the tree', async () => {
@@ -487,6 +597,30 @@ scenario('move a page in the tree', async () => {
   await tree.getByRole('link', { name: 'Spring sale' }).waitFor();
   const nested = await tree.getByRole('listitem').filter({ hasText: 'Offers' }).getByRole('link', { name: 'Spring sale' }).count();
   assert(nested === 1, 'the tree shows the page under its new parent');
+});
+
+scenario('make a page dynamic in its settings', async () => {
+  await nav('Pages');
+  await page.getByLabel('Title').fill('Articles');
+  await page.getByLabel('Page model').selectOption('Landing');
+  await page.getByRole('button', { name: 'Create page', exact: true }).click();
+  await page.waitForURL(/\/pages\/\d+$/);
+  const id = Number(page.url().split('/').pop());
+  const settings = page.getByRole('form', { name: 'Page settings' });
+  await settings.getByLabel('Page type').selectOption('dynamic');
+  await settings.getByLabel('Container of the items').selectOption('articles');
+  await settings.getByLabel('Path field').selectOption('Title');
+  await axe('page settings: dynamic');
+  await settings.getByRole('button', { name: 'Save settings', exact: true }).click();
+  await page.getByText('Saved.').waitFor();
+  const saved = await manage(`/en-us/pages/${id}`);
+  assert(saved.pageType === 'dynamic' && saved.dynamic?.referenceName === 'articles' && saved.dynamic?.pathField === 'Title', `the page as saved: ${saved.pageType} ${JSON.stringify(saved.dynamic)}`);
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await page.getByText('the page is now published').waitFor();
+  await until('the item as a page of the sitemap', async () => {
+    const r = await fetchAPI('en-us/sitemap/flat/website');
+    return r.status === 200 && Object.values(r.body).some((n) => n.contentID === ids.item && n.pageID === id);
+  });
 });
 
 scenario('preview a page on the site through a signed link', async () => {
@@ -549,6 +683,45 @@ scenario('find a failed webhook delivery and redeliver it', async () => {
     await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
     return (await deliveries.getByRole('row').filter({ hasText: 'succeeded' }).count()) > 0;
   });
+  // By date: none from tomorrow on, today's up to today.
+  const day = (n) => new Date(Date.now() + n * 86400000).toISOString().slice(0, 10);
+  const delivered = () => deliveries.getByRole('row').filter({ hasText: /succeeded|failed/ }).count();
+  await deliveries.getByLabel('From', { exact: true }).fill(day(1));
+  await deliveries.getByLabel('To', { exact: true }).fill(day(2));
+  await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
+  await until('no delivery from tomorrow on', async () => (await delivered()) === 0);
+  // A range the API refuses is explained next to its field.
+  await deliveries.getByLabel('From', { exact: true }).fill(day(3));
+  await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
+  forgive(400);
+  await deliveries.locator('.field-error').filter({ hasText: 'must not be after toDate' }).waitFor();
+  assert((await deliveries.getByLabel('From', { exact: true }).getAttribute('aria-invalid')) === 'true', 'the refused From is marked invalid');
+  await deliveries.getByLabel('From', { exact: true }).fill(day(-1));
+  await deliveries.getByLabel('To', { exact: true }).fill(day(1));
+  await deliveries.getByRole('button', { name: 'Show', exact: true }).click();
+  await until('the delivery of today', async () => (await deliveries.getByRole('row').filter({ hasText: 'succeeded' }).count()) === 1);
+
+  // Edit it, and rotate its secret: the new one shown once, with Copy.
+  await page.getByRole('button', { name: 'Edit Site rebuild', exact: true }).click();
+  const edit = page.getByRole('dialog', { name: 'Edit webhook' });
+  await edit.getByLabel('Name').fill('Site rebuild (staging)');
+  await edit.getByLabel('Workflow (approval)').check();
+  await edit.getByRole('button', { name: 'Save webhook', exact: true }).click();
+  await page.getByRole('button', { name: 'Edit Site rebuild (staging)', exact: true }).waitFor();
+  const hooks = await manage('/webhook/list');
+  const hook = hooks.items.find((h) => h.name === 'Site rebuild (staging)');
+  assert(hook?.contentWorkflowEvents === true && hook.url === env.receiver, `the webhook as saved: ${JSON.stringify(hook)}`);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: env.base });
+  await page.getByRole('button', { name: 'Rotate secret of Site rebuild (staging)', exact: true }).click();
+  const rotated = page.getByRole('dialog', { name: 'New signing secret of Site rebuild (staging)' });
+  await rotated.waitFor();
+  const newSecret = (await rotated.locator('code').textContent()).trim();
+  assert(newSecret.startsWith('whsec_'), `the rotated secret: ${newSecret.slice(0, 8)}…`);
+  await rotated.getByRole('button', { name: 'Copy', exact: true }).click();
+  await rotated.getByText('Copied.').waitFor();
+  assert((await page.evaluate(() => navigator.clipboard.readText())) === newSecret, 'Copy put the secret on the clipboard');
+  await rotated.getByRole('button', { name: 'Done', exact: true }).click();
+  assert(!(await page.content()).includes(newSecret), 'the secret is gone from the page once closed');
 });
 
 scenario('settings: an API key shown once, users and roles', async () => {
@@ -564,10 +737,57 @@ scenario('settings: an API key shown once, users and roles', async () => {
   assert(!(await page.content()).includes(key), 'the key is gone from the page once closed');
   const r = await fetchAPI('en-us/list/articles', key);
   assert(r.status === 200, `the new key reads the Fetch API: ${r.status}`);
+  await page.getByRole('tab', { name: 'Locales' }).click();
+  await page.getByLabel('Code').fill('de-de');
+  await page.getByLabel('Name').fill('Deutsch');
+  await page.getByRole('button', { name: 'Add locale', exact: true }).click();
+  await page.getByRole('cell', { name: 'de-de', exact: true }).waitFor();
+  await axe('settings: locales');
+  await page.getByRole('tab', { name: 'Channels' }).click();
+  await page.getByLabel('Name').fill('kiosk');
+  await page.getByRole('button', { name: 'Add channel', exact: true }).click();
+  await page.getByLabel('Preview URL of kiosk').waitFor();
+  const [locales, channels] = [await manage('/locales'), await manage('/channels')];
+  assert(locales.some((l) => l.code === 'de-de') && channels.some((c) => c.name === 'kiosk'), `locales ${JSON.stringify(locales)}, channels ${JSON.stringify(channels)}`);
+  await page.getByRole('tab', { name: 'Tokens' }).click();
+  await page.getByLabel('Name').fill('deploy');
+  await page.getByLabel('Role').selectOption('publish');
+  await page.getByRole('button', { name: 'Create token', exact: true }).click();
+  const tokenShown = page.getByRole('dialog', { name: 'The management token deploy' });
+  await tokenShown.waitFor();
+  const token = (await tokenShown.locator('code').textContent()).trim();
+  await tokenShown.getByRole('button', { name: 'Done', exact: true }).click();
+  assert(!(await page.content()).includes(token), 'the token is gone from the page once closed');
+  await page.getByRole('cell', { name: 'deploy', exact: true }).waitFor();
+  const withToken = await fetch(`${env.base}${api}/models`, { headers: { Authorization: `Bearer ${token}` } });
+  assert(withToken.status === 200, `the new token reads the models: ${withToken.status}`);
   await page.getByRole('tab', { name: 'Users and roles' }).click();
   await page.getByRole('cell', { name: env.users.edit, exact: true }).waitFor();
   await axe('settings');
   await shot('settings');
+});
+
+scenario('an operator picks and creates instances', async () => {
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+  await signIn(env.users.operator);
+  await page.getByRole('heading', { name: 'Instances', level: 1 }).waitFor();
+  await page.getByRole('link', { name: env.guid, exact: true }).waitFor();
+  await axe('instances');
+  await shot('instances');
+  await page.getByLabel('Guid').fill('second-site');
+  await page.getByLabel('Locales').fill('en-us, de-de');
+  await page.getByRole('button', { name: 'Create instance', exact: true }).click();
+  await page.waitForURL(/\/studio\/second-site\/content$/);
+  await page.getByRole('heading', { name: 'Content', level: 1 }).waitFor();
+  const instances = await (await page.request.get('/api/v1/instances')).json();
+  assert(instances.some((i) => i.guid === 'second-site'), `the instances: ${JSON.stringify(instances)}`);
+  const locales = await (await page.request.get('/api/v1/instance/second-site/locales')).json();
+  assert(locales.map((l) => l.code).join() === 'en-us,de-de', `the new instance's locales: ${JSON.stringify(locales)}`);
+  // The instance menu goes back to the first one.
+  await page.getByLabel('Instance', { exact: true }).selectOption(env.guid);
+  await page.waitForURL(new RegExp(`/studio/${env.guid}/content$`));
+  await page.getByRole('link', { name: 'articles', exact: true }).waitFor();
 });
 
 scenario('a role too low sees the action disabled and the API refuses it', async () => {
@@ -587,6 +807,27 @@ scenario('a role too low sees the action disabled and the API refuses it', async
   // And a change without the CSRF token is refused whatever the role.
   const nocsrf = await page.request.put(`${api}/en-us/items/${ids.item}`, { data: { fields: { Title: 'x' } } });
   assert(nocsrf.status() === 403, `a change without X-CSRF-Token answers ${nocsrf.status()}`);
+});
+
+scenario('an editor requests approval, a publisher approves and publishes', async () => {
+  // Still the edit role: save a change and ask for approval.
+  await page.getByLabel('Title').fill('Reviewed before going live');
+  await page.getByRole('button', { name: 'Request approval', exact: true }).click();
+  await page.getByText('the item is now awaiting approval').waitFor();
+  assert(await page.getByRole('button', { name: 'Approve', exact: true }).isDisabled(), 'Approve is disabled for the edit role');
+  const live = await fetchAPI(`en-us/item/${ids.item}`);
+  assert(fld(live.body.fields, 'title') !== 'Reviewed before going live', 'the change awaiting approval is live');
+  await page.getByRole('button', { name: 'Sign out', exact: true }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+  await signIn(env.users.full);
+  await page.getByRole('heading', { name: 'Content', level: 1 }).waitFor();
+  await page.goto(studio(`content/articles/${ids.item}`));
+  await until('the item loaded', async () => (await page.getByLabel('Title').inputValue()) === 'Reviewed before going live');
+  await page.getByRole('button', { name: 'Approve', exact: true }).click();
+  await page.getByText('the item is now approved').waitFor();
+  await page.getByRole('button', { name: 'Publish', exact: true }).click();
+  await page.getByText('the item is now published').waitFor();
+  await until('the approved change in the Fetch API', async () => fld((await fetchAPI(`en-us/item/${ids.item}`)).body?.fields, 'title') === 'Reviewed before going live');
 });
 
 scenario('sign out', async () => {
