@@ -26,6 +26,7 @@ func Harden(srv *fasthttp.Server, log *slog.Logger) {
 		if detail := Framing(&c.Request.Header); detail != "" {
 			log.Debug("request refused", "remote", c.RemoteAddr().String(), "reason", detail)
 			c.SetConnectionClose()
+			lingerOnClose(c.Conn())
 			writeProblem(c, fasthttp.StatusBadRequest, "Invalid request", "invalid", detail)
 			return
 		}
@@ -37,6 +38,7 @@ func Harden(srv *fasthttp.Server, log *slog.Logger) {
 // over the read buffer, 408 for one not complete within the read timeout,
 // 413 for a body over the limit, 400 for anything else malformed.
 func readError(c *fasthttp.RequestCtx, err error, log *slog.Logger) {
+	lingerOnClose(c.Conn())
 	var small *fasthttp.ErrSmallBuffer
 	var ne net.Error
 	switch {

@@ -15,9 +15,11 @@ package guard
 import (
 	"crypto/tls"
 	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -240,6 +242,9 @@ type conn struct {
 	// busy and idleSince are guarded by l.mu.
 	busy      bool
 	idleSince time.Time
+	// linger is set when the connection is closed after an error answer to
+	// a request not read to its end (see lingerClose).
+	linger atomic.Bool
 }
 
 // maxWriteChunk bounds one write to the socket, so that progress is
@@ -279,7 +284,36 @@ func (c *conn) Close() error {
 	c.l.mu.Lock()
 	c.l.forget(c)
 	c.l.mu.Unlock()
+	if c.linger.Load() {
+		go lingerClose(c.Conn)
+		return nil
+	}
 	return c.Conn.Close()
+}
+
+// lingerClose closes nc gently after an error answer: closing a socket
+// that holds unread bytes (the rest of an oversized head, a body left
+// unread) resets the connection, and the reset can destroy the answer
+// before the client reads it. So it ends the sending side first, then
+// reads and drops what the client still sends, for up to a second and
+// 1 MiB, as net/http does.
+func lingerClose(nc net.Conn) {
+	if cw, ok := nc.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	nc.SetReadDeadline(time.Now().Add(time.Second))
+	io.Copy(io.Discard, io.LimitReader(nc, 1<<20))
+	nc.Close()
+}
+
+// lingerOnClose makes the connection of c close gently (lingerClose).
+func lingerOnClose(nc net.Conn) {
+	switch v := nc.(type) {
+	case *conn:
+		v.linger.Store(true)
+	case *tlsConn:
+		v.linger.Store(true)
+	}
 }
 
 // tlsConn is a conn over TLS. It keeps the methods fasthttp asks a TLS
