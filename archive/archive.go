@@ -157,6 +157,10 @@ var skipped = map[string]string{
 	"webhook_deliveries": "delivery history and queue of the deployment",
 	"objects":            "the publisher's bookkeeping, made again by the republish",
 	"list_members":       "the publisher's bookkeeping, made again by the republish",
+	"publish_backlog":    "the publisher's queue of deferred list pages, made again by the republish",
+	"item_versions":      "history: an import starts each copy's versions at its current one (the copies' triggers write it)",
+	"page_versions":      "history: an import starts each copy's versions at its current one (the copies' triggers write it)",
+	"audit":              "who did what in the deployment it was exported from",
 }
 
 // otherSequences are the sequences that rows take numbers from besides

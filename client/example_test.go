@@ -146,6 +146,7 @@ func ExampleNew() {
 	}
 	preview := c.WithPreview(true) // reads working content with the preview key
 	_ = preview
+	// Output:
 }
 
 func ExampleClient_AllItems() {

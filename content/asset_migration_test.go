@@ -14,6 +14,7 @@ import (
 // upload request's host), applies 012, and checks what it rewrote into
 // keys and what it left.
 func TestAssetKeysMigration(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.asset(f.inst, 40, 30, "photo.png", "A photo")
 	other := f.asset(f.instance("other"), 8, 8, "theirs.png", "")

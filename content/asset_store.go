@@ -17,6 +17,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 )
@@ -151,7 +152,7 @@ const (
 	// of one object key (until the transaction ends), so that a deletion
 	// that removes the bytes and an upload of the same bytes cannot
 	// interleave (see CreateAsset).
-	lockAssetKeySQL  = `SELECT pg_advisory_xact_lock(7302001, hashtext($1))`
+	lockAssetKeySQL  = `SELECT pg_advisory_xact_lock($1, hashtext($2))`
 	keyInUseSQL      = `SELECT EXISTS (SELECT 1 FROM assets WHERE object_key = $1)`
 	selectAssetSQL   = `SELECT ` + assetColumns + ` FROM assets WHERE instance_id = $1 AND id = $2`
 	lockAssetSQL     = selectAssetSQL + ` FOR UPDATE`
@@ -201,7 +202,7 @@ func (s *Store) CreateAsset(ctx context.Context, inst Instance, in NewAsset, sto
 	var a Asset
 	err = s.transact(ctx, func(tx *sqlx.Tx) error {
 		key := f.Key(inst.Guid)
-		if _, err := tx.ExecContext(ctx, lockAssetKeySQL, key); err != nil {
+		if _, err := tx.ExecContext(ctx, lockAssetKeySQL, pg.LockAssetKey, key); err != nil {
 			return err
 		}
 		if err := tx.GetContext(ctx, &a, insertAssetSQL, inst.ID, in.FileName, in.Label, f.ContentType, f.Size, f.Width, f.Height,
@@ -329,7 +330,7 @@ func (s *Store) DeleteAsset(ctx context.Context, inst Instance, id int64, releas
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, lockAssetKeySQL, a.Key); err != nil {
+		if _, err := tx.ExecContext(ctx, lockAssetKeySQL, pg.LockAssetKey, a.Key); err != nil {
 			return err
 		}
 		var gallery string

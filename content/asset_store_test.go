@@ -73,6 +73,7 @@ func (f *fixture) gallery(inst Instance, name string) MediaGallery {
 // TestInspectAsset checks the inspection of files held in memory; package
 // media tests the types in detail.
 func TestInspectAsset(t *testing.T) {
+	t.Parallel()
 	wide := testImage(t, "png", media.MaxSide+1, 1)
 	svg := []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="4" height="3"><script>alert(1)</script></svg>`)
 	tests := []struct {
@@ -121,6 +122,7 @@ func TestInspectAsset(t *testing.T) {
 }
 
 func TestAssets(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.s.PublicURL = "https://cdn.example.com/cms"
 	a := f.asset(f.inst, 40, 30, `C:\fakepath\photo.png`, "A photo")
@@ -235,6 +237,7 @@ func TestAssets(t *testing.T) {
 }
 
 func TestGalleries(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	a := f.asset(f.inst, 10, 10, "a.png", "A")
 	b := f.asset(f.inst, 20, 10, "b.png", "B")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestTokens(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	other := f.instance("other")
 	tests := []struct {
@@ -88,6 +89,7 @@ func TestTokens(t *testing.T) {
 }
 
 func TestAPIKeys(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	other := f.instance("other")
 	tests := []struct {
@@ -208,6 +210,7 @@ func TestAPIKeys(t *testing.T) {
 
 // TestSecretsNotStored: the credential tables hold only SHA-256 hashes.
 func TestSecretsNotStored(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var secrets []string
 	for _, r := range Roles {

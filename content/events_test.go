@@ -9,6 +9,7 @@ import (
 
 // TestEventRows checks the rows each kind of change writes, with every member.
 func TestEventRows(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()
@@ -65,6 +66,7 @@ func channelEv(locale, channel string, at time.Time) ev {
 // objects: locales added and removed, channels added, containers deleted.
 // A change that is refused writes nothing.
 func TestStructureEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 

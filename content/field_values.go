@@ -193,6 +193,13 @@ func normalizeValue(ctx context.Context, q sqlx.QueryerContext, inst Instance, f
 			}
 			seen[id] = true
 		}
+		if l.ContentIDs == nil {
+			if _, err := containerByName(ctx, q, inst, f.Container); problem.Is(err, problem.NotFound) {
+				return nil, fmt.Errorf("container %q does not exist yet", f.Container)
+			} else if err != nil {
+				return nil, queryError{err}
+			}
+		}
 		if err := checkLinked(ctx, q, inst, f, l.ContentIDs); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 )
 
 func TestNormalizeGuid(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want string // "" for invalid
@@ -43,6 +44,7 @@ func TestNormalizeGuid(t *testing.T) {
 }
 
 func TestInstances(t *testing.T) {
+	t.Parallel()
 	db, _ := pgtest.New(t)
 	s := NewStore(db)
 	ctx := context.Background()
@@ -97,6 +99,7 @@ func TestInstances(t *testing.T) {
 }
 
 func TestLocales(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()

@@ -80,7 +80,7 @@ const (
 			coalesce(c.reference_name, ` + ComponentReferenceNameSQL + `) AS reference_name
 		FROM items i JOIN models m ON m.id = i.model_id LEFT JOIN containers c ON c.id = i.container_id
 		WHERE i.instance_id = $1 AND i.content_id = $2 FOR UPDATE OF i`
-	selectModelByIDSQL = `SELECT id, name, kind, fields, created_at FROM models WHERE id = $1`
+	selectModelByIDSQL = `SELECT id, name, kind, fields, created_at, revision FROM models WHERE id = $1`
 	selectCopySQL      = `SELECT locale, state, version_id, fields, modified, published_version_id, published_fields,
 			published_modified, publish_at, unpublish_at
 		FROM item_copies WHERE content_id = $1 AND locale = $2`
@@ -110,6 +110,24 @@ func lockItem(ctx context.Context, tx *sqlx.Tx, inst Instance, contentID int64) 
 		return h, Model{}, err
 	}
 	return h, m, nil
+}
+
+// lockCopy locks an item (as lockItem) and loads its copy in locale,
+// refusing with 412 when the request's If-Match names another version:
+// what every change of one copy starts with.
+func lockCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, contentID int64) (itemHead, Model, copyRow, error) {
+	h, m, err := lockItem(ctx, tx, inst, contentID)
+	if err != nil {
+		return itemHead{}, Model{}, copyRow{}, err
+	}
+	c, err := loadCopy(ctx, tx, contentID, locale)
+	if err != nil {
+		return itemHead{}, Model{}, copyRow{}, err
+	}
+	if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
+		return itemHead{}, Model{}, copyRow{}, err
+	}
+	return h, m, c, nil
 }
 
 func loadCopy(ctx context.Context, tx *sqlx.Tx, contentID int64, locale string) (copyRow, error) {
@@ -239,6 +257,14 @@ func saveItem(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, co
 			cur = &copies[i]
 		}
 	}
+	if cur != nil {
+		err = checkIfMatch(ctx, cur.VersionID, true)
+	} else {
+		err = checkIfMatch(ctx, 0, false)
+	}
+	if err != nil {
+		return Status{}, err
+	}
 	v, err := nextVersion(ctx, tx)
 	if err != nil {
 		return Status{}, err
@@ -337,11 +363,7 @@ func (s *Store) ItemAction(ctx context.Context, inst Instance, locale string, co
 	}
 	var st Status
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
-		h, _, err := lockItem(ctx, tx, inst, contentID)
-		if err != nil {
-			return err
-		}
-		c, err := loadCopy(ctx, tx, contentID, locale)
+		h, _, c, err := lockCopy(ctx, tx, inst, locale, contentID)
 		if err != nil {
 			return err
 		}

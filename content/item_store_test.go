@@ -41,6 +41,7 @@ func (f *fixture) kitchen() (cat int64, tags [2]int64) {
 }
 
 func TestItemValues(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cat, tags := f.kitchen()
 	otherInst := f.instance("other")
@@ -175,6 +176,7 @@ func TestItemValues(t *testing.T) {
 }
 
 func TestItemValuesCreateStoresEveryType(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	cat, tags := f.kitchen()
 	gallery := f.gallery(f.inst, "Photos").ID
@@ -201,6 +203,7 @@ func TestItemValuesCreateStoresEveryType(t *testing.T) {
 }
 
 func TestItemValueNamesAreCaseInsensitive(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	st := f.createItem("en-us", "Articles", map[string]any{"TITLE": "Hello", "Body": "b"})
@@ -211,6 +214,7 @@ func TestItemValueNamesAreCaseInsensitive(t *testing.T) {
 }
 
 func TestItemNullClearsAndRequired(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	id := f.createItem("en-us", "Articles", map[string]any{"title": "Hello", "body": "b", "price": 3}).ContentID
@@ -251,6 +255,7 @@ func TestItemNullClearsAndRequired(t *testing.T) {
 }
 
 func TestCreateItemFailures(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.model("Teaser", "component", Field{Name: "heading", Type: TypeText})
@@ -295,6 +300,7 @@ func TestCreateItemFailures(t *testing.T) {
 // one locale is saved in every connected copy, which counts as a save of
 // each; other fields stay per locale.
 func TestSharedFields(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.locale("de-de")
 	f.model("Product", "content",
@@ -430,6 +436,7 @@ func TestSharedFields(t *testing.T) {
 }
 
 func TestItemLookup(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	other := f.instance("other")
@@ -457,6 +464,7 @@ func TestItemLookup(t *testing.T) {
 }
 
 func TestItemsAndReorder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.locale("de-de")
 	f.articles()
@@ -544,6 +552,7 @@ func TestItemsAndReorder(t *testing.T) {
 }
 
 func TestDeletedItemStaysDeleted(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	id := f.createItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID

@@ -10,6 +10,7 @@ import (
 // internal error, whatever the caller (the CLI and the demo call the store
 // without resolving locales first).
 func TestCopyInUnconfiguredLocale(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()

@@ -48,6 +48,10 @@ type Field struct {
 	// from, for item and list fields.
 	Container string `json:"container,omitempty"`
 	Required  bool   `json:"required,omitempty"`
+	// RenameFrom, in a model update only, names the field this one was
+	// called before; its values are kept under the new name. It is not
+	// stored.
+	RenameFrom string `json:"renameFrom,omitempty"`
 }
 
 // Model is a content model (for items in containers) or a component model
@@ -58,6 +62,8 @@ type Model struct {
 	Kind      string    `db:"kind" json:"kind"`
 	Fields    Fields    `db:"fields" json:"fields"`
 	CreatedAt time.Time `db:"created_at" json:"createdAt"`
+	// Revision counts the model's changes; it is the model's ETag.
+	Revision int64 `db:"revision" json:"revision"`
 }
 
 // Fields is a model's field list, stored as JSON.
@@ -95,9 +101,9 @@ var (
 
 const (
 	insertModelSQL = `INSERT INTO models (instance_id, name, kind, fields) VALUES ($1, $2, $3, $4)
-		RETURNING id, name, kind, fields, created_at`
-	selectModelsSQL = `SELECT id, name, kind, fields, created_at FROM models WHERE instance_id = $1 ORDER BY id`
-	selectModelSQL  = `SELECT id, name, kind, fields, created_at FROM models WHERE instance_id = $1 AND lower(name) = lower($2)`
+		RETURNING id, name, kind, fields, created_at, revision`
+	selectModelsSQL = `SELECT id, name, kind, fields, created_at, revision FROM models WHERE instance_id = $1 ORDER BY id`
+	selectModelSQL  = `SELECT id, name, kind, fields, created_at, revision FROM models WHERE instance_id = $1 AND lower(name) = lower($2)`
 	modelUsedSQL    = `SELECT EXISTS (SELECT 1 FROM containers WHERE model_id = $1) OR EXISTS (SELECT 1 FROM items WHERE model_id = $1)`
 	deleteModelSQL  = `DELETE FROM models WHERE id = $1`
 	// Other models link to a container by name inside their field lists.
@@ -145,6 +151,7 @@ func validateModel(ctx context.Context, tx *sqlx.Tx, inst Instance, m *Model) er
 	seen := map[string]bool{}
 	for i := range m.Fields {
 		f := &m.Fields[i]
+		f.RenameFrom = ""
 		at := fmt.Sprintf("fields[%d]", i)
 		if !fieldNamePattern.MatchString(f.Name) {
 			add(at+".name", "must be 1 to 64 letters or digits, starting with a letter")
@@ -161,13 +168,19 @@ func validateModel(ctx context.Context, tx *sqlx.Tx, inst Instance, m *Model) er
 				add(at+".container", "item and list fields need the referenceName of a container")
 				continue
 			}
+			// The container may not exist yet (a model that links to
+			// its own container, or two that link to each other): saving
+			// a link to it answers 400 until it does.
 			c, err := containerByName(ctx, tx, inst, f.Container)
 			if problem.Is(err, problem.NotFound) {
-				return problem.NotFoundf("fields[%d].container: container %q not found", i, f.Container)
+				if !namePattern.MatchString(f.Container) {
+					add(at+".container", "must be a container's referenceName: 1 to 64 letters, digits or underscores, starting with a letter")
+				}
 			} else if err != nil {
 				return err
+			} else {
+				f.Container = c.ReferenceName
 			}
-			f.Container = c.ReferenceName
 		} else if f.Container != "" {
 			add(at+".container", "only item and list fields link to a container")
 		}
@@ -247,8 +260,13 @@ const (
 		WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($2)`
 	selectContainerSQL     = `SELECT ` + containerColumns + itemCountColumn + containerByNameWhere
 	selectContainerHeadSQL = `SELECT ` + containerColumns + containerByNameWhere
-	containerUsedSQL       = `SELECT EXISTS (SELECT 1 FROM items WHERE container_id = $1) OR EXISTS (SELECT 1 FROM pages WHERE dynamic_container_id = $1)`
-	deleteContainerSQL     = `DELETE FROM containers WHERE id = $1`
+	// A container is used while an item of it has a live copy or a
+	// dynamic page shows it; items deleted in every locale go with it.
+	containerUsedSQL = `SELECT EXISTS (SELECT 1 FROM items i JOIN item_copies c ON c.content_id = i.content_id
+			WHERE i.container_id = $1 AND c.state <> 3)
+		OR EXISTS (SELECT 1 FROM pages WHERE dynamic_container_id = $1)`
+	deleteContainerItemsSQL = `DELETE FROM items WHERE container_id = $1`
+	deleteContainerSQL      = `DELETE FROM containers WHERE id = $1`
 )
 
 // CreateContainer creates a container of items of a content model.
@@ -315,8 +333,9 @@ func containerByName(ctx context.Context, q sqlx.QueryerContext, inst Instance, 
 	return c, nil
 }
 
-// DeleteContainer deletes a container that holds no items, backs no dynamic
-// page and is linked from no model field. It writes a whole-list Deleted
+// DeleteContainer deletes a container whose items are all deleted (in
+// every locale: they go with it), that backs no dynamic page and is
+// linked from no model field. It writes a whole-list Deleted
 // event per locale, so that the container's list answers are withdrawn.
 func (s *Store) DeleteContainer(ctx context.Context, inst Instance, referenceName string) error {
 	return s.transact(ctx, func(tx *sqlx.Tx) error {
@@ -329,13 +348,16 @@ func (s *Store) DeleteContainer(ctx context.Context, inst Instance, referenceNam
 			return err
 		}
 		if used {
-			return problem.Conflictf("container %q holds items or backs a dynamic page", c.ReferenceName)
+			return problem.Conflictf("container %q holds items that are not deleted, or backs a dynamic page", c.ReferenceName)
 		}
 		var model string
 		err = tx.GetContext(ctx, &model, containerLinkedSQL, inst.ID, c.ReferenceName)
 		if err == nil {
 			return problem.Conflictf("container %q is linked from a field of model %q", c.ReferenceName, model)
 		} else if problem.KindOf(notFound(err, "")) != problem.NotFound {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, deleteContainerItemsSQL, c.ID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, deleteContainerSQL, c.ID); err != nil {

@@ -20,6 +20,8 @@ type PageModel struct {
 	Name      string         `db:"name" json:"name"`
 	Zones     pq.StringArray `db:"zones" json:"zones"`
 	CreatedAt time.Time      `db:"created_at" json:"createdAt"`
+	// Revision counts the page model's changes; it is its ETag.
+	Revision int64 `db:"revision" json:"revision"`
 }
 
 // Channel is a sitemap: a tree of pages. Every instance has `website`.
@@ -34,9 +36,9 @@ type Channel struct {
 }
 
 const (
-	insertPageModelSQL  = `INSERT INTO page_models (instance_id, name, zones) VALUES ($1, $2, $3) RETURNING id, name, zones, created_at`
-	selectPageModelsSQL = `SELECT id, name, zones, created_at FROM page_models WHERE instance_id = $1 ORDER BY id`
-	selectPageModelSQL  = `SELECT id, name, zones, created_at FROM page_models WHERE instance_id = $1 AND lower(name) = lower($2)`
+	insertPageModelSQL  = `INSERT INTO page_models (instance_id, name, zones) VALUES ($1, $2, $3) RETURNING id, name, zones, created_at, revision`
+	selectPageModelsSQL = `SELECT id, name, zones, created_at, revision FROM page_models WHERE instance_id = $1 ORDER BY id`
+	selectPageModelSQL  = `SELECT id, name, zones, created_at, revision FROM page_models WHERE instance_id = $1 AND lower(name) = lower($2)`
 	pageModelUsedSQL    = `SELECT EXISTS (SELECT 1 FROM pages WHERE page_model_id = $1)`
 	deletePageModelSQL  = `DELETE FROM page_models WHERE id = $1`
 	insertChannelRetSQL = `INSERT INTO channels (instance_id, name) VALUES ($1, $2) RETURNING id, name, created_at, preview_url`
@@ -53,17 +55,8 @@ func (s *Store) CreatePageModel(ctx context.Context, inst Instance, name string,
 	if !namePattern.MatchString(name) {
 		errs = append(errs, problem.FieldError{Field: "name", Reason: "must be 1 to 64 letters, digits or underscores, starting with a letter"})
 	}
-	if len(zones) == 0 || len(zones) > 50 {
-		errs = append(errs, problem.FieldError{Field: "zones", Reason: "a page model needs 1 to 50 zones"})
-	}
-	seen := map[string]bool{}
-	for i, z := range zones {
-		if !namePattern.MatchString(z) {
-			errs = append(errs, problem.FieldError{Field: fmt.Sprintf("zones[%d]", i), Reason: "must be 1 to 64 letters, digits or underscores, starting with a letter"})
-		} else if seen[strings.ToLower(z)] {
-			errs = append(errs, problem.FieldError{Field: fmt.Sprintf("zones[%d]", i), Reason: fmt.Sprintf("duplicate zone %q", z)})
-		}
-		seen[strings.ToLower(z)] = true
+	if err := validateZones(zones); err != nil {
+		errs = append(errs, err.(*problem.Error).Fields...)
 	}
 	if err := problem.Fields(errs); err != nil {
 		return PageModel{}, err
@@ -77,6 +70,24 @@ func (s *Store) CreatePageModel(ctx context.Context, inst Instance, name string,
 		return PageModel{}, fmt.Errorf("create page model: %w", err)
 	}
 	return pm, nil
+}
+
+// validateZones checks a page model's zone names.
+func validateZones(zones []string) error {
+	var errs []problem.FieldError
+	if len(zones) == 0 || len(zones) > 50 {
+		errs = append(errs, problem.FieldError{Field: "zones", Reason: "a page model needs 1 to 50 zones"})
+	}
+	seen := map[string]bool{}
+	for i, z := range zones {
+		if !namePattern.MatchString(z) {
+			errs = append(errs, problem.FieldError{Field: fmt.Sprintf("zones[%d]", i), Reason: "must be 1 to 64 letters, digits or underscores, starting with a letter"})
+		} else if seen[strings.ToLower(z)] {
+			errs = append(errs, problem.FieldError{Field: fmt.Sprintf("zones[%d]", i), Reason: fmt.Sprintf("duplicate zone %q", z)})
+		}
+		seen[strings.ToLower(z)] = true
+	}
+	return problem.Fields(errs)
 }
 
 // PageModels lists an instance's page models.
@@ -189,4 +200,9 @@ func channelByName(ctx context.Context, q sqlx.QueryerContext, inst Instance, na
 	var c Channel
 	err := sqlx.GetContext(ctx, q, &c, selectChannelSQL, inst.ID, name)
 	return c, notFound(err, "channel %q not found", name)
+}
+
+// PageModel returns the page model named name (case-insensitively).
+func (s *Store) PageModel(ctx context.Context, inst Instance, name string) (PageModel, error) {
+	return pageModelByName(ctx, s.db, inst, name)
 }

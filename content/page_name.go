@@ -1,51 +1,35 @@
 package content
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
 
-	"golang.org/x/text/unicode/norm"
-)
+	"github.com/gosimple/slug"
 
-// letterFolds spells letters that Unicode decomposition does not reduce to ASCII.
-var letterFolds = map[rune]string{
-	'ß': "ss", 'æ': "ae", 'Æ': "ae", 'ø': "o", 'Ø': "o", 'œ': "oe", 'Œ': "oe", 'đ': "d", 'Đ': "d",
-	'ł': "l", 'Ł': "l", 'þ': "th", 'Þ': "th", 'ð': "d", 'Ð': "d", 'ı': "i", '&': "and",
-}
+	"github.com/edgecms/edgecms/problem"
+)
 
 const maxPageNameLen = 80
 
 // PageName makes the URL-safe name of a page from its title: ASCII letters
-// and digits in lower case, words joined by single hyphens, accents dropped
-// ("Über uns" -> "uber-uns"). A title with nothing left (punctuation only,
-// or a script without a Latin spelling) gives "page"; the caller makes the
-// name unique among siblings.
+// and digits in lower case, words joined by single hyphens, transliterated
+// from any script by github.com/gosimple/slug (unidecode tables: "Über
+// uns" -> "uber-uns", "О нас" -> "o-nas", "会社概要" -> "hui-she-gai-yao").
+// A title with nothing left (punctuation or emoji only) gives "page"; the
+// caller makes the name unique among siblings.
 func PageName(title string) string {
-	var b strings.Builder
-	hyphen := false
-	for _, r := range norm.NFKD.String(title) {
-		if unicode.Is(unicode.Mn, r) {
-			continue
+	// Symbols (emoji) separate words, where slug would drop them.
+	title = strings.Map(func(r rune) rune {
+		if unicode.Is(unicode.So, r) {
+			return ' '
 		}
-		s, ok := letterFolds[r]
-		if !ok {
-			r = unicode.ToLower(r)
-			if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-				s = string(r)
-			}
-		}
-		if s == "" {
-			hyphen = b.Len() > 0
-			continue
-		}
-		if hyphen {
-			b.WriteByte('-')
-			hyphen = false
-		}
-		b.WriteString(s)
-	}
-	name := b.String()
+		return r
+	}, title)
+	name := slug.Make(title)
+	// slug keeps underscores; names here are letters, digits and hyphens.
+	name = strings.Trim(strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' }), "-"), "-")
 	if len(name) > maxPageNameLen {
 		name = strings.TrimRight(name[:maxPageNameLen], "-")
 	}
@@ -53,6 +37,18 @@ func PageName(title string) string {
 		return "page"
 	}
 	return name
+}
+
+// pageNamePattern is what a chosen page name may be: a path segment that
+// needs no escaping.
+var pageNamePattern = regexp.MustCompile(`^[a-z0-9](?:[a-z0-9_-]{0,78}[a-z0-9])?$`)
+
+// checkPageName validates a name given for a page.
+func checkPageName(name string) error {
+	if !pageNamePattern.MatchString(name) {
+		return problem.Field("name", "must be 1 to 80 lower-case letters, digits, hyphens or underscores, starting and ending with a letter or digit")
+	}
+	return nil
 }
 
 // uniqueName returns base, or base-2, base-3, ... whichever is not taken.

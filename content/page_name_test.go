@@ -12,6 +12,7 @@ import (
 var pageNameForm = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 
 func TestPageName(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		title string
 		want  string
@@ -28,10 +29,13 @@ func TestPageName(t *testing.T) {
 		{"İstanbul", "istanbul"},
 		{"ﬁle", "file"},
 		{"１２３ Ｇｏ", "123-go"},
-		{"日本語", "page"},
-		{"Ελληνικά", "page"},
-		{"Привет", "page"},
-		{"Mixed 日本 text", "mixed-text"},
+		{"日本語", "ri-ben-yu"},
+		{"会社概要", "hui-she-gai-yao"},
+		{"Ελληνικά", "ellenika"},
+		{"Привет", "privet"},
+		{"О нас", "o-nas"},
+		{"한국어", "hangugeo"},
+		{"Mixed 日本 text", "mixed-ri-ben-text"},
 		{"🎉", "page"},
 		{"🎉 Party 🎉", "party"},
 		{"Party🎉Time", "party-time"},
@@ -62,6 +66,7 @@ func TestPageName(t *testing.T) {
 }
 
 func TestUniqueName(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		base  string
 		taken []string
@@ -85,6 +90,7 @@ func TestUniqueName(t *testing.T) {
 }
 
 func TestPageNamesInStore(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	name := func(p Page) string { return p.Name }
@@ -160,15 +166,22 @@ func TestPageNamesInStore(t *testing.T) {
 		t.Errorf("fr-ca copy titled About (en-us has about, about-3...): name %q, want about", fr2.Name)
 	}
 
-	// Titles with nothing left give page, page-2.
-	for _, want := range []string{"page", "page-2"} {
+	// Titles in other scripts are transliterated; titles with nothing
+	// left give page, page-2.
+	for _, want := range []string{"ri-ben-yu", "ri-ben-yu-2"} {
 		if got := name(f.createPage("en-us", "日本語", 0)); got != want {
 			t.Errorf("page titled 日本語: name %q, want %q", got, want)
+		}
+	}
+	for _, want := range []string{"page", "page-2"} {
+		if got := name(f.createPage("en-us", "🎉!", 0)); got != want {
+			t.Errorf("page titled 🎉!: name %q, want %q", got, want)
 		}
 	}
 }
 
 func TestPageNameMoveCollision(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	a := f.createPage("en-us", "A", 0)

@@ -107,7 +107,7 @@ func toPage(r pageListRow, locale, path string, modules map[int64]string) Page {
 		PublishAt: r.PublishAt, UnpublishAt: r.UnpublishAt, PageDoc: r.Doc, Zones: map[string][]ZoneEntry{},
 	}
 	if r.DynamicContainer != nil {
-		p.Dynamic = &Dynamic{ReferenceName: *r.DynamicContainer, PathField: deref(r.DynamicPathField)}
+		p.Dynamic = &Dynamic{ReferenceName: *r.DynamicContainer, PathField: deref(r.DynamicPathField), TitleField: deref(r.DynamicTitleField)}
 	}
 	if r.PublishedVersionID != nil {
 		p.Published = &PublishedInfo{VersionID: *r.PublishedVersionID, Modified: *r.PublishedModified}

@@ -72,6 +72,10 @@ func (z *Zones) Scan(src any) error { return scanJSON(src, z) }
 type Dynamic struct {
 	ReferenceName string `json:"referenceName"`
 	PathField     string `json:"pathField"`
+	// TitleField is the text field whose value titles each item's sitemap
+	// node (title and menuText); empty: the model's field named title
+	// (case-insensitively) when it has one, else the path value.
+	TitleField string `json:"titleField,omitempty"`
 }
 
 // PageInput is what a create or save of a page may set. Nil members are
@@ -90,6 +94,10 @@ type PageInput struct {
 	ExcludeFromOutputCache *bool           `json:"excludeFromOutputCache"`
 	Folder                 *bool           `json:"folder"`
 	Dynamic                *Dynamic        `json:"dynamic"`
+	// Name is the page's URL-safe name in the copy's locale: chosen on
+	// create (else made from the title), changed on save (the old path
+	// then redirects to the new one).
+	Name *string `json:"name"`
 }
 
 // Page is one locale's copy of a page as the management API shows it.
@@ -131,6 +139,7 @@ type pageHead struct {
 	DynamicContainerID *int64  `db:"dynamic_container_id"`
 	DynamicContainer   *string `db:"dynamic_container"`
 	DynamicPathField   *string `db:"dynamic_path_field"`
+	DynamicTitleField  *string `db:"dynamic_title_field"`
 }
 
 // pageCopy is one page_copies row.
@@ -152,7 +161,7 @@ type pageCopy struct {
 
 const (
 	pageHeadColumns = `p.page_id, p.channel_id, ch.name AS channel, p.parent_id, p.page_model_id, pm.name AS page_model,
-		p.page_type, p.dynamic_container_id, dc.reference_name AS dynamic_container, p.dynamic_path_field`
+		p.page_type, p.dynamic_container_id, dc.reference_name AS dynamic_container, p.dynamic_path_field, p.dynamic_title_field`
 	pageHeadFrom = ` FROM pages p JOIN channels ch ON ch.id = p.channel_id JOIN page_models pm ON pm.id = p.page_model_id
 		LEFT JOIN containers dc ON dc.id = p.dynamic_container_id`
 	lockPageSQL     = `SELECT ` + pageHeadColumns + pageHeadFrom + ` WHERE p.instance_id = $1 AND p.page_id = $2 FOR UPDATE OF p`
@@ -161,8 +170,8 @@ const (
 	selectPageCopySQL = `SELECT ` + pageCopyColumns + ` FROM page_copies WHERE page_id = $1 AND locale = $2`
 	lockChannelSQL    = `SELECT id FROM channels WHERE id = $1 FOR UPDATE`
 	siblingNamesSQL   = `SELECT lower(name) FROM page_copies WHERE channel_id = $1 AND coalesce(parent_id, 0) = coalesce($2::bigint, 0) AND locale = $3 AND state <> 3 AND page_id <> $4`
-	insertPageSQL     = `INSERT INTO pages (instance_id, channel_id, parent_id, sort_order, page_model_id, page_type, dynamic_container_id, dynamic_path_field)
-		VALUES ($1, $2, $3, coalesce((SELECT max(sort_order) FROM pages WHERE channel_id = $2 AND coalesce(parent_id, 0) = coalesce($3::bigint, 0)), 0) + 1, $4, $5, $6, $7)
+	insertPageSQL     = `INSERT INTO pages (instance_id, channel_id, parent_id, sort_order, page_model_id, page_type, dynamic_container_id, dynamic_path_field, dynamic_title_field)
+		VALUES ($1, $2, $3, coalesce((SELECT max(sort_order) FROM pages WHERE channel_id = $2 AND coalesce(parent_id, 0) = coalesce($3::bigint, 0)), 0) + 1, $4, $5, $6, $7, $8)
 		RETURNING page_id`
 	insertPageCopySQL = `INSERT INTO page_copies (page_id, instance_id, locale, channel_id, parent_id, name, state, version_id, doc, zones, modified)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`
@@ -170,7 +179,7 @@ const (
 			published_version_id = $8, published_doc = $9, published_zones = $10, published_modified = $11,
 			publish_at = $12, unpublish_at = $13
 		WHERE page_id = $1 AND locale = $2`
-	updatePageHeadSQL = `UPDATE pages SET parent_id = $2, page_type = $3, dynamic_container_id = $4, dynamic_path_field = $5 WHERE page_id = $1`
+	updatePageHeadSQL = `UPDATE pages SET parent_id = $2, page_type = $3, dynamic_container_id = $4, dynamic_path_field = $5, dynamic_title_field = $6 WHERE page_id = $1`
 	moveCopiesSQL     = `UPDATE page_copies SET parent_id = $2 WHERE page_id = $1`
 	liveChildrenSQL   = `SELECT count(*) FROM pages p JOIN page_copies c ON c.page_id = p.page_id
 		WHERE p.parent_id = $1 AND c.locale = $2 AND c.state <> 3`
@@ -277,7 +286,7 @@ func applyType(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, in 
 	}
 	switch {
 	case in.Folder != nil && *in.Folder:
-		h.PageType, h.DynamicContainerID, h.DynamicPathField = PageFolder, nil, nil
+		h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField = PageFolder, nil, nil, nil
 	case in.Dynamic != nil:
 		c, err := containerByName(ctx, tx, inst, in.Dynamic.ReferenceName)
 		if err != nil {
@@ -291,13 +300,20 @@ func applyType(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, in 
 		if !ok || f.Type != TypeText {
 			return problem.Field("dynamic.pathField", "must be a text field of model %q", m.Name)
 		}
-		h.PageType, h.DynamicContainerID, h.DynamicPathField = PageDynamic, &c.ID, &f.Name
+		h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField = PageDynamic, &c.ID, &f.Name, nil
+		if in.Dynamic.TitleField != "" {
+			tf, ok := m.Field(in.Dynamic.TitleField)
+			if !ok || (tf.Type != TypeText && tf.Type != TypeHTML) {
+				return problem.Field("dynamic.titleField", "must be a text field of model %q", m.Name)
+			}
+			h.DynamicTitleField = &tf.Name
+		}
 	// The type belongs to the page and the redirect to each copy: only a
 	// save that sets the redirect (or a new page, or one that stops being a
 	// folder) switches between static and link.
 	case h.PageType == "" || (in.Folder != nil && !*in.Folder && h.PageType == PageFolder) ||
 		(in.RedirectURL != nil && (h.PageType == PageStatic || h.PageType == PageLink)):
-		h.PageType, h.DynamicContainerID, h.DynamicPathField = PageStatic, nil, nil
+		h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField = PageStatic, nil, nil, nil
 		if redirect != "" {
 			h.PageType = PageLink
 		}
@@ -373,7 +389,7 @@ func (s *Store) CreatePage(ctx context.Context, inst Instance, locale string, in
 		if err := applyType(ctx, tx, inst, &h, in, doc.RedirectURL); err != nil {
 			return err
 		}
-		if err := tx.GetContext(ctx, &pageID, insertPageSQL, inst.ID, h.ChannelID, h.ParentID, h.PageModelID, h.PageType, h.DynamicContainerID, h.DynamicPathField); err != nil {
+		if err := tx.GetContext(ctx, &pageID, insertPageSQL, inst.ID, h.ChannelID, h.ParentID, h.PageModelID, h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField); err != nil {
 			return err
 		}
 		h.PageID = pageID
@@ -381,7 +397,7 @@ func (s *Store) CreatePage(ctx context.Context, inst Instance, locale string, in
 		for _, z := range pm.Zones {
 			zones[z] = []int64{}
 		}
-		return insertPageCopy(ctx, tx, inst, h, locale, doc, zones, s.now())
+		return insertPageCopy(ctx, tx, inst, h, locale, in.Name, doc, zones, s.now())
 	})
 	if err != nil {
 		return Page{}, fmt.Errorf("create page: %w", err)
@@ -389,9 +405,20 @@ func (s *Store) CreatePage(ctx context.Context, inst Instance, locale string, in
 	return s.Page(ctx, inst, locale, pageID)
 }
 
-func insertPageCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, h pageHead, locale string, doc PageDoc, zones Zones, now time.Time) error {
-	name, err := takeName(ctx, tx, h, locale, doc.Title)
-	if err != nil {
+// insertPageCopy creates the copy of page h in locale, named chosen (or,
+// when chosen is nil, from the title).
+func insertPageCopy(ctx context.Context, tx *sqlx.Tx, inst Instance, h pageHead, locale string, chosen *string, doc PageDoc, zones Zones, now time.Time) error {
+	var name string
+	var err error
+	if chosen != nil {
+		name = *chosen
+		if err := checkPageName(name); err != nil {
+			return err
+		}
+		if err := nameFree(ctx, tx, h, locale, name); err != nil {
+			return err
+		}
+	} else if name, err = takeName(ctx, tx, h, locale, doc.Title); err != nil {
 		return err
 	}
 	v, err := nextVersion(ctx, tx)
@@ -438,6 +465,13 @@ func (s *Store) SavePage(ctx context.Context, inst Instance, locale string, page
 			}
 		}
 		c, err := loadPageCopy(ctx, tx, pageID, locale)
+		if err == nil {
+			err = checkIfMatch(ctx, c.VersionID, true)
+		} else if problem.Is(err, problem.NotFound) {
+			if err := checkIfMatch(ctx, 0, false); err != nil {
+				return err
+			}
+		}
 		if problem.Is(err, problem.NotFound) {
 			var doc PageDoc
 			doc.Visible = Visible{Menu: true, Sitemap: true}
@@ -458,7 +492,7 @@ func (s *Store) SavePage(ctx context.Context, inst Instance, locale string, page
 			for _, z := range pm.Zones {
 				zones[z] = []int64{}
 			}
-			return insertPageCopy(ctx, tx, inst, h, locale, doc, zones, s.now())
+			return insertPageCopy(ctx, tx, inst, h, locale, in.Name, doc, zones, s.now())
 		} else if err != nil {
 			return err
 		}
@@ -475,6 +509,11 @@ func (s *Store) SavePage(ctx context.Context, inst Instance, locale string, page
 		if err := updateHead(ctx, tx, h); err != nil {
 			return err
 		}
+		if in.Name != nil && *in.Name != c.Name {
+			if err := renamePage(ctx, tx, inst, h, locale, c.Name, *in.Name, s.now()); err != nil {
+				return err
+			}
+		}
 		return savePageCopy(ctx, tx, inst, pageID, c, next, s.now())
 	})
 	if err != nil {
@@ -484,7 +523,7 @@ func (s *Store) SavePage(ctx context.Context, inst Instance, locale string, page
 }
 
 func updateHead(ctx context.Context, tx *sqlx.Tx, h pageHead) error {
-	_, err := tx.ExecContext(ctx, updatePageHeadSQL, h.PageID, h.ParentID, h.PageType, h.DynamicContainerID, h.DynamicPathField)
+	_, err := tx.ExecContext(ctx, updatePageHeadSQL, h.PageID, h.ParentID, h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField)
 	return err
 }
 
@@ -588,6 +627,9 @@ func pageAction(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, 
 	}
 	c, err := loadPageCopy(ctx, tx, pageID, locale)
 	if err != nil {
+		return Status{}, err
+	}
+	if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
 		return Status{}, err
 	}
 	if a == ActionPublish && c.State == Published {
@@ -714,6 +756,9 @@ func lockZone(ctx context.Context, tx *sqlx.Tx, inst Instance, locale string, pa
 	}
 	c, err := loadPageCopy(ctx, tx, pageID, locale)
 	if err != nil {
+		return pageCopy{}, "", 0, err
+	}
+	if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
 		return pageCopy{}, "", 0, err
 	}
 	next, err := Transition(c.State, c.PublishedVersionID != nil, ActionSave)

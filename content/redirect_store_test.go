@@ -11,6 +11,7 @@ import (
 )
 
 func TestRedirectionValidation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	tests := []struct {
 		origin, destination string
@@ -80,6 +81,7 @@ func (f *fixture) readRedirections() (redirectionList, error) {
 }
 
 func TestRedirections(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	list, err := f.readRedirections()
 	if err != nil || len(list.Items) != 0 || list.Changed.IsZero() || list.Changed.Nanosecond()%int(time.Millisecond) != 0 {

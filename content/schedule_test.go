@@ -22,6 +22,7 @@ func (f *fixture) runDue(want int) {
 }
 
 func TestScheduleValidation(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()
@@ -79,6 +80,7 @@ func TestScheduleValidation(t *testing.T) {
 }
 
 func TestScheduledItemPublishAndUnpublish(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	st := f.createItem("en-us", "Articles", map[string]any{"title": "T"})
@@ -141,6 +143,7 @@ func TestScheduledItemPublishAndUnpublish(t *testing.T) {
 // TestScheduledUnpublishOnly: a published copy scheduled only to be
 // unpublished (no publish date).
 func TestScheduledUnpublishOnly(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()
@@ -173,6 +176,7 @@ func TestScheduledUnpublishOnly(t *testing.T) {
 }
 
 func TestScheduledPagePublish(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	p := f.createPage("en-us", "Home", 0)
@@ -213,6 +217,7 @@ func TestScheduledPagePublish(t *testing.T) {
 // TestScheduleTheStateRefuses: a due action the state does not allow just
 // clears the date and writes no event.
 func TestScheduleTheStateRefuses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	id := f.createItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID
@@ -247,6 +252,7 @@ func TestScheduleTheStateRefuses(t *testing.T) {
 }
 
 func TestSchedulesOfSeveralInstances(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	a := f.createItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID

@@ -39,9 +39,17 @@ func (s *Store) Events() *eventlog.Log { return eventlog.New(s.db) }
 
 func (s *Store) now() time.Time { return s.Now().UTC().Truncate(time.Microsecond) }
 
-// transact runs fn in a transaction that may append events.
+// transact runs fn in a transaction that may append events. It records
+// the change's actor and audit note from ctx (change.go).
 func (s *Store) transact(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	return eventlog.Transact(ctx, s.db, fn)
+	err := eventlog.Transact(ctx, s.db, func(tx *sqlx.Tx) error {
+		if err := beginChange(ctx, tx); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+	endChange(ctx, err)
+	return err
 }
 
 // appendEvent writes e, a change of inst, to the event log inside the

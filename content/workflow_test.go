@@ -61,6 +61,7 @@ func wantReason(from State, hasPublished bool, a Action) string {
 }
 
 func TestTransition(t *testing.T) {
+	t.Parallel()
 	for _, from := range allStates {
 		for _, hasPublished := range []bool{false, true} {
 			for _, a := range Actions {
@@ -87,6 +88,7 @@ func TestTransition(t *testing.T) {
 }
 
 func TestTransitionUnknownAction(t *testing.T) {
+	t.Parallel()
 	got, err := Transition(Staging, false, Action("archive"))
 	if !problem.Is(err, problem.Conflict) || got != Staging {
 		t.Errorf("Transition(staging, archive) = %v, %v; want staging and a Conflict", got, err)
@@ -94,6 +96,7 @@ func TestTransitionUnknownAction(t *testing.T) {
 }
 
 func TestStateString(t *testing.T) {
+	t.Parallel()
 	want := map[State]string{Staging: "staging", Published: "published", Deleted: "deleted", Approved: "approved",
 		AwaitingApproval: "awaiting approval", Declined: "declined", Unpublished: "unpublished"}
 	for s, w := range want {
@@ -109,6 +112,7 @@ func TestStateString(t *testing.T) {
 }
 
 func TestActionRoleAndEvent(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		a     Action
 		role  Role
@@ -136,6 +140,7 @@ func TestActionRoleAndEvent(t *testing.T) {
 }
 
 func TestParseAction(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want Action
@@ -167,6 +172,7 @@ func TestParseAction(t *testing.T) {
 }
 
 func TestRole(t *testing.T) {
+	t.Parallel()
 	for i, r := range Roles {
 		if !r.Valid() {
 			t.Errorf("%s.Valid() = false", r)
@@ -211,6 +217,7 @@ var setups = []struct {
 
 // TestItemWorkflow takes every action on an item copy in every state.
 func TestItemWorkflow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	act := func(id int64, a Action) (Status, error) {
@@ -284,6 +291,7 @@ func TestItemWorkflow(t *testing.T) {
 
 // TestPageWorkflow takes every action on a page copy in every state.
 func TestPageWorkflow(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.pages()
 	act := func(id int64, a Action) (Status, error) {
@@ -357,6 +365,7 @@ func TestPageWorkflow(t *testing.T) {
 }
 
 func TestSaveIsNotAnAction(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()
@@ -371,6 +380,7 @@ func TestSaveIsNotAnAction(t *testing.T) {
 }
 
 func TestActionOnMissingCopy(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.articles()
 	f.pages()

@@ -230,6 +230,9 @@ func TestVarnishInFrontOfEdges(t *testing.T) {
 			t.Fatalf("second read of %s through Varnish = %d, X-Varnish-Cache %q, want a 200 hit", path(id), r.status, r.header.Get("X-Varnish-Cache"))
 		}
 	}
+	// Every series the Grafana dashboard reads is served by a role.
+	metricsURL := func(i int) string { return "http://127.0.0.1:" + strconv.Itoa(adminBase+i) + "/metrics" }
+	checkDashboardSeries(t, metricsURL(0), metricsURL(1), metricsURL(2))
 	// A key that is not the fetch key is another cache entry (and a 401).
 	if r := get(t, varnishURL+path(a.id), "wrong"); r.status != 401 {
 		t.Errorf("read with a wrong key through Varnish = %d %s, want 401", r.status, r.body)

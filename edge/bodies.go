@@ -17,8 +17,7 @@ func (s *Server) limitBody(c *fasthttp.RequestCtx) error {
 		return streambody.Read(c, s.cfg.BodyLimit)
 	}
 	if limit := s.cfg.UploadLimit + streambody.MultipartSlack; int64(rq.Header.ContentLength()) > limit {
-		c.SetConnectionClose()
-		return streambody.TooLarge(limit)
+		return streambody.Refuse(c, limit)
 	}
 	return nil
 }

@@ -37,7 +37,9 @@ import (
 	"github.com/valyala/fasthttp"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/edgecms/edgecms/cors"
 	"github.com/edgecms/edgecms/internal/guard"
+	"github.com/edgecms/edgecms/logging"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/store"
@@ -80,6 +82,17 @@ type Config struct {
 	// Now is the clock (key expiry, Age); nil means the time the server
 	// read each request.
 	Now func() time.Time
+	// NoManagement answers 404 to the management API and the Studio
+	// (/api/, /studio/) instead of forwarding them to the origin
+	// (EDGECMS_EDGE_MANAGEMENT=off): for public edges, whose origin's
+	// management routes should be reached only from inside. Assets stay
+	// served.
+	NoManagement bool
+	// CORS lets browsers of its origins read Fetch API answers; the edge
+	// answers their preflights itself. Nil: no cross-origin access.
+	CORS *cors.Policy
+	// AccessLog samples the requests logged (default: none).
+	AccessLog logging.Sampler
 }
 
 // Defaults of Config.
@@ -113,7 +126,8 @@ type Server struct {
 	fills    singleflight.Group
 	forwards singleflight.Group
 	memo     *memo
-	ready    readiness // closed after Run's first read of the change feed (feed.go)
+	ready    readiness   // closed after Run's first read of the change feed (feed.go)
+	feedRead atomic.Bool // a read of the change feed succeeded (CheckReady)
 	// lastOriginLog is when an origin failure was last logged (Unix
 	// seconds), so that an outage logs once a second, not once a request.
 	lastOriginLog atomic.Int64
@@ -178,10 +192,11 @@ func newOriginClient(raw string, timeout time.Duration) (*fasthttp.HostClient, e
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("edge: origin URL %q: want http://host[:port] or https://host[:port]", raw)
+		// Not the URL itself: a mistyped one may hold a credential.
+		return nil, errors.New("edge: origin URL: want http://host[:port] or https://host[:port]")
 	}
 	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.User != nil {
-		return nil, fmt.Errorf("edge: origin URL %q: want no path, query or credentials", raw)
+		return nil, fmt.Errorf("edge: origin URL %s://%s: want no path, query or credentials", u.Scheme, u.Host)
 	}
 	addr := u.Host
 	if u.Port() == "" {

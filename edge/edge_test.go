@@ -294,7 +294,6 @@ func TestOriginDown(t *testing.T) {
 		{"store miss", "GET", "/acme/fetch/en-us/item/43", fetchKey},
 		{"preview, though stored", "GET", "/acme/preview/en-us/item/42", previewKey},
 		{"management API", "POST", "/api/v1/instance/acme/fr-ca/items", ""},
-		{"health check", "GET", "/healthz", ""},
 	} {
 		r := do(t, tt.method, e.url+tt.path, strings.NewReader("{}"), "APIKey", tt.key)
 		// Nothing listens at the origin's address: the connection is
@@ -307,6 +306,14 @@ func TestOriginDown(t *testing.T) {
 		}
 		if got := r.header.Get("Content-Type"); got != problem.ContentType {
 			t.Errorf("%s: Content-Type = %q, want %q", tt.name, got, problem.ContentType)
+		}
+	}
+
+	// The edge's health is its own: a load balancer must keep an edge that
+	// serves from the store while the origin is down.
+	for _, path := range []string{"/healthz", "/livez"} {
+		if r := do(t, "GET", e.url+path, nil); r.status != 200 || r.header.Get("Cache-Control") != "no-store" {
+			t.Errorf("GET %s with the origin down = %d (Cache-Control %q) %s, want 200 no-store", path, r.status, r.header.Get("Cache-Control"), r.body)
 		}
 	}
 
@@ -367,7 +374,6 @@ func TestProxy(t *testing.T) {
 		{"PATCH", "/acme/fetch/en-us/item/42", `{}`, 200},
 		{"GET", "/api/v1/instance/acme/models", "", 200},
 		{"HEAD", "/api/openapi.json", "", 200},
-		{"GET", "/healthz", "", 200},
 		{"GET", "/studio/", "", 200},
 		{"GET", "/studio/acme/content/posts?q=x", "", 200},
 		{"GET", "/studio", "", 200},

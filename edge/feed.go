@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -128,6 +129,20 @@ func (r *readiness) done() {
 // successful read drops what it cached meanwhile.
 func (s *Server) Ready() <-chan struct{} { return s.ready.wait() }
 
+// CheckReady reports whether the edge can do its job, whatever its
+// origin's state: nil once it has read the change feed (or found none) and
+// while the store answers; else why not. The admin server's /readyz calls
+// it.
+func (s *Server) CheckReady(ctx context.Context) error {
+	if !s.feedRead.Load() {
+		return errors.New("change feed: not read yet")
+	}
+	if _, err := s.cfg.Store.Stat(ctx, delivery.FeedKey); err != nil && !problem.Is(err, problem.NotFound) {
+		return fmt.Errorf("object store: %w", err)
+	}
+	return nil
+}
+
 // Run follows the change feed every FeedPoll and refreshes the key
 // manifests every ManifestRefresh, until ctx is cancelled. It reads the
 // feed at once, and Ready tells when it has.
@@ -157,6 +172,9 @@ func (s *Server) Run(ctx context.Context) {
 	failing := false
 	for {
 		err := f.poll(ctx)
+		if err == nil {
+			s.feedRead.Store(true)
+		}
 		s.ready.done()
 		switch {
 		case err != nil && !failing && ctx.Err() == nil:

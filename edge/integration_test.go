@@ -204,7 +204,7 @@ var buildEdgecms = sync.OnceValues(func() (string, error) {
 })
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	if binDir != "" {
 		os.RemoveAll(binDir)
 	}

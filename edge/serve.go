@@ -7,11 +7,14 @@ import (
 	"errors"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 
+	"github.com/edgecms/edgecms/cors"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/streambody"
 	"github.com/edgecms/edgecms/media"
+	"github.com/edgecms/edgecms/metrics"
 	"github.com/edgecms/edgecms/problem"
 )
 
@@ -35,34 +38,88 @@ var (
 // fastPath wraps the Fiber app's handler: GET and HEAD requests outside the
 // origin's own paths are Fetch API reads and are answered here, on the bare
 // fasthttp request, without Fiber's per-request context and routing (a hit
-// is the edge's hot path); everything else goes to the app.
+// is the edge's hot path); everything else goes to the app. It also
+// answers the health check and CORS preflights itself (never asking the
+// origin), refuses the management paths when Config.NoManagement is set,
+// and measures and (when sampled) logs every request.
 func (s *Server) fastPath(app fasthttp.RequestHandler) fasthttp.RequestHandler {
 	return func(c *fasthttp.RequestCtx) {
 		defer streambody.Finish(c)
-		if c.IsGet() || c.IsHead() {
-			t := requestTarget(&c.Request)
-			if assetPath(t.cleanPath) {
-				if err := s.serveAsset(c, t); err != nil {
-					s.writeProblem(c, err)
-				}
-				return
-			}
-			if !originPath(t.cleanPath) {
-				if err := s.serveFetch(c, t); err != nil {
-					s.writeProblem(c, err)
-				}
-				return
-			}
-		}
-		app(c)
+		route := s.route(c, app)
+		// c.Time is when the server read the request: no clock read
+		// more on the hot path than the one that measures.
+		s.observe(c, route, c.Time())
 	}
 }
 
+// The route labels of an edge's requests in metrics and access lines.
+const (
+	routeFetch = iota
+	routeAsset
+	routeHealth
+	routePreflight
+	routeManagement
+	routeOther
+	nRoutes
+)
+
+var routeNames = [nRoutes]string{"fetch", "asset", "health", "preflight", "management", "other"}
+
+// route answers c and returns its route label.
+func (s *Server) route(c *fasthttp.RequestCtx, app fasthttp.RequestHandler) int {
+	t := requestTarget(&c.Request)
+	if c.IsGet() || c.IsHead() {
+		if string(t.cleanPath) == "/healthz" || string(t.cleanPath) == "/livez" {
+			// The edge's own liveness: never the origin's, so that a load
+			// balancer keeps edges that serve from the store while the
+			// origin is down.
+			c.Response.Header.Set(fiber.HeaderCacheControl, "no-store")
+			c.SetBodyString("ok")
+			return routeHealth
+		}
+		if assetPath(t.cleanPath) {
+			if err := s.serveAsset(c, t); err != nil {
+				s.writeProblem(c, err)
+			}
+			s.cfg.CORS.Decorate(c)
+			return routeAsset
+		}
+		if !originPath(t.cleanPath) {
+			if err := s.serveFetch(c, t); err != nil {
+				s.writeProblem(c, err)
+			}
+			s.cfg.CORS.Decorate(c)
+			return routeFetch
+		}
+	}
+	if s.cfg.CORS != nil && cors.Preflight(c) && cors.Applies(t.cleanPath) {
+		s.cfg.CORS.Answer(c)
+		return routePreflight
+	}
+	if managementPath(t.cleanPath) {
+		if s.cfg.NoManagement {
+			s.writeProblem(c, problem.NotFoundf("no route %s %s", c.Method(), t.cleanPath))
+			return routeManagement
+		}
+		app(c)
+		return routeManagement
+	}
+	app(c)
+	if cors.Applies(t.cleanPath) {
+		s.cfg.CORS.Decorate(c)
+	}
+	return routeOther
+}
+
 // originPath reports whether a GET of path is the origin's own business
-// (the management API, the OpenAPI document, the Studio, the health check)
-// rather than a Fetch API read.
-func originPath(path []byte) bool {
-	return string(path) == "/healthz" || string(path) == "/api" || bytes.HasPrefix(path, []byte("/api/")) ||
+// (the management API, the OpenAPI document, the Studio) rather than a
+// Fetch API read.
+func originPath(path []byte) bool { return managementPath(path) }
+
+// managementPath reports whether path is the management API's or the
+// Studio's, which EDGECMS_EDGE_MANAGEMENT=off keeps from the origin.
+func managementPath(path []byte) bool {
+	return string(path) == "/api" || bytes.HasPrefix(path, []byte("/api/")) ||
 		string(path) == "/studio" || bytes.HasPrefix(path, []byte("/studio/"))
 }
 
@@ -100,9 +157,11 @@ func (s *Server) serveFetch(c *fasthttp.RequestCtx, t target) error {
 		return s.forwardFetch(c, p.req, "", now)
 	}
 	if e := s.cache.get(p.key); e != nil && !e.stale.Load() {
+		metrics.EdgeCacheHits.Inc()
 		s.send(c, e, vHit, now.Unix())
 		return nil
 	}
+	metrics.EdgeCacheMisses.Inc()
 	e, err := s.load(ctx, p.key, now)
 	if err != nil {
 		if !problem.Is(err, problem.NotFound) {

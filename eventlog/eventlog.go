@@ -52,13 +52,19 @@ type Subject string
 //   - channel: a sitemap channel was added, one event per locale, with the
 //     channel's name in ReferenceName (the payload leaves it out: a
 //     referenceName names a container there).
+//   - model, pagemodel: a model's fields or a page model's zones changed
+//     (added, renamed, removed), one event per locale, with the model's
+//     name in ReferenceName: every object that shows the model's items or
+//     the pages of the page model is rendered again.
 const (
-	SubjectItem     Subject = "item"
-	SubjectPage     Subject = "page"
-	SubjectRedirect Subject = "redirect"
-	SubjectList     Subject = "list"
-	SubjectLocale   Subject = "locale"
-	SubjectChannel  Subject = "channel"
+	SubjectItem      Subject = "item"
+	SubjectPage      Subject = "page"
+	SubjectRedirect  Subject = "redirect"
+	SubjectList      Subject = "list"
+	SubjectLocale    Subject = "locale"
+	SubjectChannel   Subject = "channel"
+	SubjectModel     Subject = "model"
+	SubjectPageModel Subject = "pagemodel"
 )
 
 // TxID is the id of the transaction that wrote an event: a Postgres xid8
@@ -143,6 +149,11 @@ func (e Event) Payload() map[string]any {
 		if e.ReferenceName != nil {
 			p["referenceName"] = *e.ReferenceName
 		}
+	case SubjectModel, SubjectPageModel:
+		p["subject"] = string(e.Subject)
+		if e.ReferenceName != nil {
+			p["modelName"] = *e.ReferenceName
+		}
 	}
 	return p
 }
@@ -163,7 +174,7 @@ const insertEventSQL = `INSERT INTO events
 // events holds (shared, so writers never wait for each other); readers of
 // the log use it to tell event writers from other transactions (see
 // schema/005_event_horizon.sql).
-const writerLock = 7301968
+const writerLock = pg.LockEventWriter
 
 // Transact runs fn in a transaction that may append events (pg.Transact
 // holding the shared writer lock).
@@ -206,7 +217,7 @@ const (
 // trimLock is the advisory lock a batch of Log.Trim holds, so that
 // trimmers (several schedulers) take turns instead of deleting the same
 // rows in different orders.
-const trimLock = 7301969
+const trimLock = pg.LockEventTrim
 
 // trimBatch is how many rows one transaction of Log.Trim deletes.
 var trimBatch = 5000

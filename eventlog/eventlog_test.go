@@ -51,6 +51,7 @@ func (f *fixture) eventsAfter(mark int64) []eventlog.Event {
 func ptr[T any](v T) *T { return &v }
 
 func TestEventPayload(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2030, 5, 17, 9, 30, 1, 234567000, time.FixedZone("x", 3600))
 	tests := []struct {
 		name string
@@ -138,6 +139,7 @@ func ids(evs []eventlog.Event) []int64 {
 }
 
 func TestReadAndAckEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	id := f.CreateItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID
@@ -193,6 +195,7 @@ func TestReadAndAckEvents(t *testing.T) {
 // TestReadEventsNeverSkipsARunningTransaction: a row committed after a
 // consumer has read past its neighbours is still read, exactly once.
 func TestReadEventsNeverSkipsARunningTransaction(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	id := f.CreateItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID
@@ -267,6 +270,7 @@ func (f *fixture) itemEv0(id int64, ref string) eventlog.Event {
 }
 
 func TestTrimEvents(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	id := f.CreateItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID
@@ -347,6 +351,7 @@ func TestTrimEventsInBatches(t *testing.T) {
 // TestReadEventsIgnoresOtherTransactions: a long transaction that cannot
 // write events (it does not hold the writer lock) does not hold the log back.
 func TestReadEventsIgnoresOtherTransactions(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	id := f.CreateItem("en-us", "Articles", map[string]any{"title": "T"}).ContentID

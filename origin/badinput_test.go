@@ -50,6 +50,8 @@ type badCase struct {
 	req   request
 	want  int
 	field string
+	// ifMatch, when set, is sent as the If-Match header.
+	ifMatch string
 }
 
 func badCases(w world) []badCase {
@@ -136,7 +138,9 @@ func badCases(w world) []badCase {
 		badCase{name: "unknown field type", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "txt")}}), want: 400, field: "fields[0].type"},
 		badCase{name: "duplicate field", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "text"), field("A", "html")}}), want: 400, field: "fields[1].name"},
 		badCase{name: "item field without container", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{field("a", "item")}}), want: 400, field: "fields[0].container"},
-		badCase{name: "unknown container", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "list", "container": "nope"}}}), want: 404},
+		// A container that does not exist yet is fine (self and mutual
+		// links); a name no container could have is not.
+		badCase{name: "container name invalid", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "list", "container": "no pe"}}}), want: 400, field: "fields[0].container"},
 		badCase{name: "shared is a string", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "text", "shared": "yes"}}}), want: 400, field: "fields.shared"},
 		badCase{name: "unknown member of a field", req: req("POST", "/models", m{"name": "X", "kind": "content", "fields": []m{{"name": "a", "type": "text", "label": "A"}}}), want: 400, field: "label"},
 		badCase{name: "duplicate", req: req("POST", "/models", m{"name": "article", "kind": "content", "fields": []m{field("a", "text")}}), want: 409},
@@ -177,6 +181,84 @@ func badCases(w world) []badCase {
 		badCase{name: "zone is a number", req: req("POST", "/page-models", m{"name": "X", "zones": []any{5}}), want: 400, field: "zones"},
 		badCase{name: "duplicate zone", req: req("POST", "/page-models", m{"name": "X", "zones": []string{"A", "a"}}), want: 400, field: "zones[1]"},
 		badCase{name: "duplicate", req: req("POST", "/page-models", m{"name": "main", "zones": []string{"A"}}), want: 409},
+	)
+	articleFields := func(first m) []m {
+		return []m{first, {"name": "slug", "type": "text"}, {"name": "body", "type": "html"}, {"name": "count", "type": "number"},
+			{"name": "code", "type": "text", "shared": true}, {"name": "category", "type": "item", "container": "categories"}}
+	}
+	title := m{"name": "title", "type": "text", "required": true}
+	add("PUT /models/:name",
+		badCase{name: "malformed JSON", req: req("PUT", "/models/Article", malformed), want: 400},
+		badCase{name: "no fields", req: req("PUT", "/models/Article", m{}), want: 400, field: "fields"},
+		badCase{name: "unknown model", req: req("PUT", "/models/Nope", m{"fields": articleFields(title)}), want: 404},
+		badCase{name: "rename to an existing name", req: req("PUT", "/models/Article", m{"fields": articleFields(m{"name": "slug", "renameFrom": "title", "type": "text"})}), want: 409},
+		badCase{name: "renameFrom naming no field", req: req("PUT", "/models/Article", m{"fields": articleFields(m{"name": "headline", "renameFrom": "heading", "type": "text"})}), want: 400, field: "fields[0].renameFrom"},
+		badCase{name: "type change text to number", req: req("PUT", "/models/Article", m{"fields": articleFields(m{"name": "title", "type": "number"})}), want: 409},
+		badCase{name: "type change to item", req: req("PUT", "/models/Article", m{"fields": articleFields(m{"name": "title", "type": "item", "container": "articles"})}), want: 409},
+		badCase{name: "force on nothing", req: req("PUT", "/models/Article?force=true", m{"fields": articleFields(title)}), want: 400, field: "force"},
+		badCase{name: "force not a boolean", req: req("PUT", "/models/Article?force=yes", m{"fields": articleFields(title)}), want: 400, field: "force"},
+		badCase{name: "unknown parameter", req: req("PUT", "/models/Article?forse=true", m{"fields": articleFields(title)}), want: 400, field: "forse"},
+		badCase{name: "removing a field with values", req: req("PUT", "/models/Article", m{"fields": []m{title}}), want: 409},
+		badCase{name: "duplicate names", req: req("PUT", "/models/Article", m{"fields": append(articleFields(title), m{"name": "Slug", "type": "text"})}), want: 400, field: "fields[6]"},
+		badCase{name: "two entries keep one field", req: req("PUT", "/models/Article", m{"fields": append(articleFields(title), m{"name": "other", "renameFrom": "slug", "type": "text"})}), want: 400, field: "fields[6]"},
+		badCase{name: "bad container name", req: req("PUT", "/models/Article", m{"fields": append(articleFields(title), m{"name": "more", "type": "list", "container": "no such"})}), want: 400, field: "fields[6].container"},
+		badCase{name: "If-Match stale", req: req("PUT", "/models/Article", m{"fields": articleFields(title)}), want: 412, ifMatch: `"999999"`},
+		badCase{name: "If-Match malformed", req: req("PUT", "/models/Article", m{"fields": articleFields(title)}), want: 400, field: "If-Match", ifMatch: "1"},
+	)
+	add("PUT /page-models/:name",
+		badCase{name: "malformed JSON", req: req("PUT", "/page-models/Main", malformed), want: 400},
+		badCase{name: "no zones", req: req("PUT", "/page-models/Main", m{}), want: 400, field: "zones"},
+		badCase{name: "unknown page model", req: req("PUT", "/page-models/Nope", m{"zones": []any{"A"}}), want: 404},
+		badCase{name: "a zone is a number", req: req("PUT", "/page-models/Main", m{"zones": []any{5}}), want: 400},
+		badCase{name: "rename to an existing name", req: req("PUT", "/page-models/Main", m{"zones": []any{m{"name": "Sidebar", "renameFrom": "MainContentZone"}}}), want: 409},
+		badCase{name: "renameFrom naming no zone", req: req("PUT", "/page-models/Main", m{"zones": []any{m{"name": "Main", "renameFrom": "Nope"}, "Sidebar"}}), want: 400, field: "zones[0].renameFrom"},
+		badCase{name: "removing a zone with components", req: req("PUT", "/page-models/Main", m{"zones": []any{"Sidebar"}}), want: 409},
+		badCase{name: "force on nothing", req: req("PUT", "/page-models/Main?force=true", m{"zones": []any{"MainContentZone", "Sidebar", "Extra"}}), want: 400, field: "force"},
+		badCase{name: "duplicate zones", req: req("PUT", "/page-models/Main", m{"zones": []any{"MainContentZone", "Sidebar", "sidebar"}}), want: 400, field: "zones[2]"},
+		badCase{name: "If-Match stale", req: req("PUT", "/page-models/Main", m{"zones": []any{"MainContentZone", "Sidebar"}}), want: 412, ifMatch: `"999999"`},
+	)
+	tooMany := make([]int64, content.MaxBatch+1)
+	for i := range tooMany {
+		tooMany[i] = int64(i + 1)
+	}
+	add("POST /:locale/batch",
+		badCase{name: "malformed JSON", req: req("POST", "/en-us/batch", malformed), want: 400},
+		badCase{name: "unknown action", req: req("POST", "/en-us/batch", m{"action": "archive", "items": []int64{w.article}}), want: 400, field: "action"},
+		badCase{name: "save is no batch action", req: req("POST", "/en-us/batch", m{"action": "save", "items": []int64{w.article}}), want: 400, field: "action"},
+		badCase{name: "nothing named", req: req("POST", "/en-us/batch", m{"action": "publish"}), want: 400, field: "items"},
+		badCase{name: "duplicate items", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article, w.article}}), want: 400, field: "items"},
+		badCase{name: "duplicate pages", req: req("POST", "/en-us/batch", m{"action": "publish", "pages": []int64{w.lone, w.lone}}), want: 400, field: "pages"},
+		badCase{name: "more than 500 ids", req: req("POST", "/en-us/batch", m{"action": "publish", "items": tooMany}), want: 400, field: "items"},
+		badCase{name: "negative id", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{-1}}), want: 400, field: "items"},
+		badCase{name: "unknown item", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article, 999999}}), want: 404},
+		badCase{name: "unknown page", req: req("POST", "/en-us/batch", m{"action": "publish", "pages": []int64{w.lone, 999999}}), want: 404},
+		badCase{name: "another locale's copy missing", req: req("POST", "/fr-ca/batch", m{"action": "publish", "items": []int64{w.article}}), want: 404},
+		badCase{name: "one cannot (deleted)", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article, w.deleted}}), want: 409},
+		badCase{name: "page with children deleted", req: req("POST", "/en-us/batch", m{"action": "delete", "pages": []int64{w.lone, w.parent}}), want: 409},
+		badCase{name: "If-Match", req: req("POST", "/en-us/batch", m{"action": "publish", "items": []int64{w.article}}), want: 400, field: "If-Match", ifMatch: `"1"`},
+		badCase{name: "unknown member", req: req("POST", "/en-us/batch", m{"action": "publish", "ids": []int64{1}}), want: 400, field: "ids"},
+	)
+	add("PATCH /locales/:code",
+		badCase{name: "malformed JSON", req: req("PATCH", "/locales/fr-ca", malformed), want: 400},
+		badCase{name: "unknown locale", req: req("PATCH", "/locales/de-de", m{"name": "Deutsch"}), want: 404},
+		badCase{name: "empty name", req: req("PATCH", "/locales/fr-ca", m{"name": " "}), want: 400, field: "name"},
+		badCase{name: "default no more", req: req("PATCH", "/locales/en-us", m{"isDefault": false}), want: 409},
+		badCase{name: "code cannot change", req: req("PATCH", "/locales/fr-ca", m{"code": "fr-fr"}), want: 400, field: "code"},
+	)
+	add("DELETE /channels/:name",
+		badCase{name: "unknown", req: req("DELETE", "/channels/nope", nil), want: 404},
+		badCase{name: "website", req: req("DELETE", "/channels/website", nil), want: 409},
+		badCase{name: "with pages", req: req("DELETE", "/channels/legal", nil), want: 409},
+	)
+	add("GET /audit",
+		badCase{name: "fromDate not a date", req: req("GET", "/audit?fromDate=yesterday", nil), want: 400, field: "fromDate"},
+		badCase{name: "toDate not a date", req: req("GET", "/audit?toDate=2026-13-01", nil), want: 400, field: "toDate"},
+		badCase{name: "toDate before fromDate", req: req("GET", "/audit?fromDate=2026-02-01T00:00:00Z&toDate=2026-01-01T00:00:00Z", nil), want: 400, field: "toDate"},
+		badCase{name: "take 501", req: req("GET", "/audit?take=501", nil), want: 400, field: "take"},
+		badCase{name: "unknown parameter", req: req("GET", "/audit?user=1", nil), want: 400, field: "user"},
+	)
+	add("GET /page-models/:name",
+		badCase{name: "unknown", req: req("GET", "/page-models/Nope", nil), want: 404},
 	)
 	add("DELETE /page-models/:name",
 		badCase{name: "unknown", req: req("DELETE", "/page-models/Nope", nil), want: 404},
@@ -456,10 +538,19 @@ func badCases(w world) []badCase {
 		badCase{name: "another instance's", req: req("DELETE", fmt.Sprintf("/redirections/%d", w.foreignRedir), nil), want: 404},
 	)
 	add("GET /:locale/items",
-		badCase{name: "no container", req: req("GET", "/en-us/items", nil), want: 400, field: "container"},
 		badCase{name: "unknown container", req: req("GET", "/en-us/items?container=nope", nil), want: 404},
 		badCase{name: "take 0", req: req("GET", "/en-us/items?container=articles&take=0", nil), want: 400, field: "take"},
-		badCase{name: "take 251", req: req("GET", "/en-us/items?container=articles&take=251", nil), want: 400, field: "take"},
+		badCase{name: "take 501", req: req("GET", "/en-us/items?container=articles&take=501", nil), want: 400, field: "take"},
+		badCase{name: "unknown parameter", req: req("GET", "/en-us/items?containr=articles", nil), want: 400, field: "containr"},
+		badCase{name: "q empty", req: req("GET", "/en-us/items?q=", nil), want: 400, field: "q"},
+		badCase{name: "q blank", req: req("GET", "/en-us/items?q=%20%20", nil), want: 400, field: "q"},
+		badCase{name: "q over 200 characters", req: req("GET", "/en-us/items?q="+strings.Repeat("a", 201), nil), want: 400, field: "q"},
+		badCase{name: "q without a word", req: req("GET", "/en-us/items?q=%2B%2B", nil), want: 400, field: "q"},
+		badCase{name: "state not a number", req: req("GET", "/en-us/items?state=published", nil), want: 400, field: "state"},
+		badCase{name: "state 9", req: req("GET", "/en-us/items?state=9", nil), want: 400, field: "state"},
+		badCase{name: "unknown sort", req: req("GET", "/en-us/items?sort=title", nil), want: 400, field: "sort"},
+		badCase{name: "relevance without q", req: req("GET", "/en-us/items?sort=relevance", nil), want: 400, field: "sort"},
+		badCase{name: "unknown direction", req: req("GET", "/en-us/items?direction=up", nil), want: 400, field: "direction"},
 		badCase{name: "take not a number", req: req("GET", "/en-us/items?container=articles&take=ten", nil), want: 400, field: "take"},
 		badCase{name: "skip negative", req: req("GET", "/en-us/items?container=articles&skip=-1", nil), want: 400, field: "skip"},
 		badCase{name: "unknown locale", req: req("GET", "/xx-xx/items?container=articles", nil), want: 404},
@@ -486,6 +577,37 @@ func badCases(w world) []badCase {
 		badCase{name: "unknown", req: req("GET", "/en-us/items/999999", nil), want: 404},
 		badCase{name: "no copy in locale", req: req("GET", fmt.Sprintf("/fr-ca/items/%d", w.article), nil), want: 404},
 		badCase{name: "unknown locale", req: req("GET", fmt.Sprintf("/xx-xx/items/%d", w.article), nil), want: 404},
+	)
+	add("GET /:locale/items/:id/versions",
+		badCase{name: "non-integer id", req: req("GET", "/en-us/items/abc/versions", nil), want: 400, field: "id"},
+		badCase{name: "unknown", req: req("GET", "/en-us/items/999999/versions", nil), want: 404},
+		badCase{name: "no copy in locale", req: req("GET", fmt.Sprintf("/fr-ca/items/%d/versions", w.article), nil), want: 404},
+		badCase{name: "take 0", req: req("GET", item+"/versions?take=0", nil), want: 400, field: "take"},
+		badCase{name: "unknown parameter", req: req("GET", item+"/versions?page=2", nil), want: 400, field: "page"},
+	)
+	add("GET /:locale/items/:id/versions/:version",
+		badCase{name: "non-integer version", req: req("GET", item+"/versions/latest", nil), want: 400, field: "version"},
+		badCase{name: "unknown version", req: req("GET", item+"/versions/999999", nil), want: 404},
+		badCase{name: "another item's version", req: req("GET", fmt.Sprintf("/en-us/items/%d/versions/%d", w.extra, w.articleVersion), nil), want: 404},
+	)
+	add("POST /:locale/items/:id/versions/:version/restore",
+		badCase{name: "another item's version", req: req("POST", fmt.Sprintf("/en-us/items/%d/versions/%d/restore", w.extra, w.articleVersion), nil), want: 404},
+		badCase{name: "unknown version", req: req("POST", item+"/versions/999999/restore", nil), want: 404},
+		badCase{name: "non-integer version", req: req("POST", item+"/versions/x/restore", nil), want: 400, field: "version"},
+		badCase{name: "deleted copy", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", deleted, w.articleVersion), nil), want: 404},
+		badCase{name: "If-Match malformed", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", item, w.articleVersion), nil), want: 400, field: "If-Match", ifMatch: "v1"},
+		badCase{name: "If-Match stale", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", item, w.articleVersion), nil), want: 412, ifMatch: `"999999"`},
+	)
+	add("POST /:locale/items/:id/discard",
+		badCase{name: "never published", req: req("POST", item+"/discard", nil), want: 409},
+		badCase{name: "deleted", req: req("POST", deleted+"/discard", nil), want: 409},
+		badCase{name: "unknown", req: req("POST", "/en-us/items/999999/discard", nil), want: 404},
+		badCase{name: "If-Match malformed", req: req("POST", item+"/discard", nil), want: 400, field: "If-Match", ifMatch: "*,"},
+	)
+	add("PUT /:locale/items/:id",
+		badCase{name: "If-Match malformed", req: req("PUT", item, m{"fields": m{"title": "x"}}), want: 400, field: "If-Match", ifMatch: `"12`},
+		badCase{name: "If-Match stale", req: req("PUT", item, m{"fields": m{"title": "x"}}), want: 412, ifMatch: `"999999"`},
+		badCase{name: "If-Match weak", req: req("PUT", item, m{"fields": m{"title": "x"}}), want: 412, ifMatch: fmt.Sprintf(`W/"%d"`, w.articleVersion)},
 	)
 	add("PUT /:locale/items/:id",
 		badCase{name: "malformed JSON", req: req("PUT", item, malformed), want: 400},
@@ -528,9 +650,17 @@ func badCases(w world) []badCase {
 		badCase{name: "unknown channel", req: req("GET", "/en-us/pages?channel=nope", nil), want: 404},
 		badCase{name: "unknown locale", req: req("GET", "/xx-xx/pages", nil), want: 404},
 		badCase{name: "NUL in channel", req: req("GET", "/en-us/pages?channel=%00", nil), want: 400, field: "channel"},
+		badCase{name: "take 0", req: req("GET", "/en-us/pages?take=0", nil), want: 400, field: "take"},
+		badCase{name: "take 501", req: req("GET", "/en-us/pages?take=501", nil), want: 400, field: "take"},
+		badCase{name: "skip negative", req: req("GET", "/en-us/pages?skip=-1", nil), want: 400, field: "skip"},
+		badCase{name: "unknown parameter", req: req("GET", "/en-us/pages?chanel=website", nil), want: 400, field: "chanel"},
 	)
 	add("POST /:locale/pages",
 		badCase{name: "malformed JSON", req: req("POST", "/en-us/pages", malformed), want: 400},
+		badCase{name: "a sibling's name", req: req("POST", "/en-us/pages", m{"title": "X", "name": "contact", "pageModel": "Main"}), want: 409},
+		badCase{name: "name with a space", req: req("POST", "/en-us/pages", m{"title": "X", "name": "a b", "pageModel": "Main"}), want: 400, field: "name"},
+		badCase{name: "name empty", req: req("POST", "/en-us/pages", m{"title": "X", "name": "", "pageModel": "Main"}), want: 400, field: "name"},
+		badCase{name: "name too long", req: req("POST", "/en-us/pages", m{"title": "X", "name": strings.Repeat("a", 81), "pageModel": "Main"}), want: 400, field: "name"},
 		badCase{name: "empty title", req: req("POST", "/en-us/pages", m{"title": "", "pageModel": "Main"}), want: 400, field: "title"},
 		badCase{name: "title is a number", req: req("POST", "/en-us/pages", m{"title": 5, "pageModel": "Main"}), want: 400, field: "title"},
 		badCase{name: "no page model", req: req("POST", "/en-us/pages", m{"title": "X"}), want: 400, field: "pageModel"},
@@ -553,6 +683,43 @@ func badCases(w world) []badCase {
 		badCase{name: "unknown", req: req("GET", "/en-us/pages/999999", nil), want: 404},
 		badCase{name: "no copy in locale", req: req("GET", fmt.Sprintf("/fr-ca/pages/%d", w.parent), nil), want: 404},
 	)
+	add("PUT /:locale/pages/:id/position",
+		badCase{name: "malformed JSON", req: req("PUT", child+"/position", malformed), want: 400},
+		badCase{name: "under itself", req: req("PUT", page+"/position", m{"parentPageID": w.parent}), want: 400, field: "parentPageID"},
+		badCase{name: "under its descendant (cycle)", req: req("PUT", page+"/position", m{"parentPageID": w.child}), want: 400, field: "parentPageID"},
+		badCase{name: "beforePageID of another parent", req: req("PUT", child+"/position", m{"beforePageID": w.lone}), want: 400, field: "beforePageID"},
+		badCase{name: "beforePageID of another channel", req: req("PUT", page+"/position", m{"beforePageID": w.footerPage}), want: 400, field: "beforePageID"},
+		badCase{name: "parent in another channel", req: req("PUT", child+"/position", m{"parentPageID": w.footerPage}), want: 400, field: "parentPageID"},
+		badCase{name: "before itself", req: req("PUT", page+"/position", m{"beforePageID": w.parent}), want: 400, field: "beforePageID"},
+		badCase{name: "beforePageID not an id", req: req("PUT", page+"/position", m{"beforePageID": "first"}), want: 400, field: "beforePageID"},
+		badCase{name: "unknown page", req: req("PUT", "/en-us/pages/999999/position", m{}), want: 404},
+		badCase{name: "unknown parent", req: req("PUT", page+"/position", m{"parentPageID": 999999}), want: 404},
+		badCase{name: "If-Match stale", req: req("PUT", page+"/position", m{"beforePageID": nil}), want: 412, ifMatch: `"999999"`},
+	)
+	add("GET /:locale/pages/:id/versions",
+		badCase{name: "unknown", req: req("GET", "/en-us/pages/999999/versions", nil), want: 404},
+		badCase{name: "skip negative", req: req("GET", page+"/versions?skip=-1", nil), want: 400, field: "skip"},
+	)
+	add("GET /:locale/pages/:id/versions/:version",
+		badCase{name: "another page's version", req: req("GET", fmt.Sprintf("%s/versions/%d", child, w.parentVersion), nil), want: 404},
+		badCase{name: "an item's version", req: req("GET", fmt.Sprintf("%s/versions/%d", page, w.articleVersion), nil), want: 404},
+	)
+	add("POST /:locale/pages/:id/versions/:version/restore",
+		badCase{name: "another page's version", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", child, w.parentVersion), nil), want: 404},
+		badCase{name: "If-Match stale", req: req("POST", fmt.Sprintf("%s/versions/%d/restore", page, w.parentVersion), nil), want: 412, ifMatch: `"999999"`},
+	)
+	add("POST /:locale/pages/:id/discard",
+		badCase{name: "never published", req: req("POST", page+"/discard", nil), want: 409},
+		badCase{name: "unknown", req: req("POST", "/en-us/pages/999999/discard", nil), want: 404},
+	)
+	add("PUT /:locale/pages/:id",
+		badCase{name: "rename to a sibling's name", req: req("PUT", page, m{"name": "contact"}), want: 409},
+		badCase{name: "rename to an unsafe name", req: req("PUT", page, m{"name": "a/b"}), want: 400, field: "name"},
+		badCase{name: "rename to upper case", req: req("PUT", page, m{"name": "Home"}), want: 400, field: "name"},
+		badCase{name: "titleField not a text field", req: req("PUT", page, m{"dynamic": m{"referenceName": "articles", "pathField": "slug", "titleField": "count"}}), want: 400, field: "dynamic.titleField"},
+		badCase{name: "If-Match stale", req: req("PUT", page, m{"title": "x"}), want: 412, ifMatch: `"999999"`},
+		badCase{name: "If-Match malformed", req: req("PUT", page, m{"title": "x"}), want: 400, field: "If-Match", ifMatch: "1"},
+	)
 	add("PUT /:locale/pages/:id",
 		badCase{name: "malformed JSON", req: req("PUT", page, malformed), want: 400},
 		badCase{name: "changing the model", req: req("PUT", page, m{"pageModel": "Spare"}), want: 400, field: "pageModel"},
@@ -561,7 +728,7 @@ func badCases(w world) []badCase {
 		badCase{name: "under its child", req: req("PUT", page, m{"parentPageID": w.child}), want: 400, field: "parentPageID"},
 		badCase{name: "empty title", req: req("PUT", page, m{"title": " "}), want: 400, field: "title"},
 		badCase{name: "securePage is a string", req: req("PUT", page, m{"securePage": "true"}), want: 400, field: "securePage"},
-		badCase{name: "unknown member", req: req("PUT", page, m{"name": "start"}), want: 400, field: "name"},
+		badCase{name: "unknown member", req: req("PUT", page, m{"slug": "start"}), want: 400, field: "slug"},
 		badCase{name: "NUL in seo", req: req("PUT", page, m{"seo": m{"metaHTML": "<meta>\x00"}}), want: 400, field: "seo"},
 		badCase{name: "new copy without title", req: req("PUT", fmt.Sprintf("/fr-ca/pages/%d", w.parent), m{"menuText": "Accueil"}), want: 400, field: "title"},
 		badCase{name: "non-integer id", req: req("PUT", "/en-us/pages/home", m{"title": "X"}), want: 400, field: "id"},
@@ -628,6 +795,7 @@ func badCases(w world) []badCase {
 // TestBadInput sends every bad input to its route: each answers its status
 // with a problem document, and nothing is written.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	h := newFullHarness(t)
 	w := h.populate()
 	cases := badCases(w)
@@ -642,7 +810,12 @@ func TestBadInput(t *testing.T) {
 	for _, c := range cases {
 		covered[c.route] = true
 		before := h.fingerprint()
-		r := h.as(content.RoleFull, c.req)
+		var r response
+		if c.ifMatch != "" {
+			r = h.ifMatch(c.ifMatch, c.req)
+		} else {
+			r = h.as(content.RoleFull, c.req)
+		}
 		what := fmt.Sprintf("%s: %s (%s)", c.route, c.name, c.req)
 		if r.status >= 500 {
 			t.Errorf("%s = %s: a server error", what, r)
@@ -662,6 +835,7 @@ func TestBadInput(t *testing.T) {
 // TestUnknownLocaleListsLocales checks the problem document of an unknown
 // locale: a 404 naming the configured codes in a locales member.
 func TestUnknownLocaleListsLocales(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	w := h.populate()
 	for _, rq := range []request{

@@ -19,7 +19,7 @@ import (
 var fiberKinds = map[int]problem.Kind{
 	fiber.StatusBadRequest:            problem.Invalid,
 	fiber.StatusNotFound:              problem.NotFound,
-	fiber.StatusMethodNotAllowed:      problem.NotFound,
+	fiber.StatusMethodNotAllowed:      problem.MethodNotAllowed,
 	fiber.StatusRequestEntityTooLarge: problem.TooLarge,
 	fiber.StatusUnauthorized:          problem.Unauthorized,
 	fiber.StatusForbidden:             problem.Forbidden,
@@ -47,13 +47,23 @@ func (s *Server) handleError(c *fiber.Ctx, err error) error {
 		err = &problem.Error{Kind: k, Detail: detail}
 	}
 	k := problem.KindOf(err)
+	if k == problem.Internal && dbUnavailable(err) {
+		s.log.Warn("request failed: database unavailable", "method", c.Method(), "path", c.Path(), "err", err)
+		err, k = errDBUnavailable, problem.Unavailable
+	}
 	if k == problem.Internal {
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
 	if ra := problem.RetryAfter(err); ra > 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(ra))
 	}
-	c.Set(fiber.HeaderCacheControl, k.CacheControl())
+	if strings.HasPrefix(c.Path(), apiPrefix) {
+		// Management answers depend on credentials and change with every
+		// write: no cache may keep them, errors included.
+		c.Set(fiber.HeaderCacheControl, "no-store")
+	} else {
+		c.Set(fiber.HeaderCacheControl, k.CacheControl())
+	}
 	body, _ := json.Marshal(problem.DocumentOf(err))
 	c.Set(fiber.HeaderContentType, problem.ContentType)
 	return c.Status(k.Status()).Send(body)

@@ -562,6 +562,9 @@ type world struct {
 	deleted        int64 // an item of articles whose en-us copy is deleted
 	parent, child  int64 // pages in website, child under parent (en-us)
 	lone           int64 // a page without children (en-us)
+	articleVersion int64 // the version article was created at
+	parentVersion  int64 // the version parent was created at
+	footerPage     int64 // a page in channel legal (en-us)
 	component      int64 // a Hero component in parent's MainContentZone (en-us)
 	apiKey         int64
 	spareToken     int64
@@ -627,7 +630,7 @@ func (h *harness) populate() world {
 	var w world
 	st, err := s.CreateItem(ctx, inst, "en-us", "articles", map[string]json.RawMessage{"title": raw(`"First"`), "slug": raw(`"first"`)})
 	check("item", err)
-	w.article = st.ContentID
+	w.article, w.articleVersion = st.ContentID, st.VersionID
 	st, err = s.CreateItem(ctx, inst, "en-us", "articles", map[string]json.RawMessage{"title": raw(`"Second"`), "slug": raw(`"second"`)})
 	check("item", err)
 	w.extra = st.ContentID
@@ -644,13 +647,18 @@ func (h *harness) populate() world {
 	check("preview URL", err)
 	p, err := s.CreatePage(ctx, inst, "en-us", content.PageInput{Title: ptr("Home"), PageModel: ptr("Main")})
 	check("page Home", err)
-	w.parent = p.PageID
+	w.parent, w.parentVersion = p.PageID, p.VersionID
 	p, err = s.CreatePage(ctx, inst, "en-us", content.PageInput{Title: ptr("About"), PageModel: ptr("Main"), ParentPageID: raw(fmt.Sprint(w.parent))})
 	check("page About", err)
 	w.child = p.PageID
 	p, err = s.CreatePage(ctx, inst, "en-us", content.PageInput{Title: ptr("Contact"), PageModel: ptr("Main")})
 	check("page Contact", err)
 	w.lone = p.PageID
+	_, err = s.CreateChannel(ctx, inst, "legal")
+	check("channel legal", err)
+	p, err = s.CreatePage(ctx, inst, "en-us", content.PageInput{Title: ptr("Legal"), PageModel: ptr("Main"), Channel: ptr("legal")})
+	check("page Legal", err)
+	w.footerPage = p.PageID
 	w.component, _, err = s.AddComponent(ctx, inst, "en-us", w.parent, "MainContentZone", "Hero", map[string]json.RawMessage{"heading": raw(`"Hi"`)})
 	check("component", err)
 

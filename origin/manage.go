@@ -15,11 +15,12 @@ import (
 // Routes with fixed first segments come before the /:locale/... routes;
 // content refuses locale codes that equal those segments.
 func (s *Server) manageRoutes(r fiber.Router) {
-	r.Use(s.authenticate, refuseNULQuery)
+	r.Use(noStore, s.authenticate, refuseNULQuery, s.changeContext)
 	edit, publish, manage, full := need(content.RoleEdit), need(content.RolePublish), need(content.RoleManage), need(content.RoleFull)
 
 	r.Get("/locales", edit, listAll(s.store.Locales))
 	r.Post("/locales", manage, s.createLocale)
+	r.Patch("/locales/:code", manage, updateBy(textParam("code"), s.store.UpdateLocale))
 	r.Delete("/locales/:code", manage, deleteBy(textParam("code"), s.store.DeleteLocale))
 
 	r.Get("/tokens", full, listAll(s.store.Tokens))
@@ -33,7 +34,8 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	r.Get("/models", edit, listAll(s.store.Models))
 	r.Post("/models", manage, s.createModel)
-	r.Get("/models/:name", edit, getBy(textParam("name"), s.store.Model))
+	r.Get("/models/:name", edit, s.getModel)
+	r.Put("/models/:name", manage, knownQuery("force"), s.updateModel)
 	r.Delete("/models/:name", manage, deleteBy(textParam("name"), s.store.DeleteModel))
 
 	r.Get("/containers", edit, listAll(s.store.Containers))
@@ -44,11 +46,16 @@ func (s *Server) manageRoutes(r fiber.Router) {
 
 	r.Get("/page-models", edit, listAll(s.store.PageModels))
 	r.Post("/page-models", manage, s.createPageModel)
+	r.Get("/page-models/:name", edit, s.getPageModel)
+	r.Put("/page-models/:name", manage, knownQuery("force"), s.updatePageModel)
 	r.Delete("/page-models/:name", manage, deleteBy(textParam("name"), s.store.DeletePageModel))
+
+	r.Get("/audit", manage, knownQuery("fromDate", "toDate", "actor", "take", "skip"), s.listAudit)
 
 	r.Get("/channels", edit, listAll(s.store.Channels))
 	r.Post("/channels", manage, s.createChannel)
 	r.Patch("/channels/:name", manage, s.updateChannel)
+	r.Delete("/channels/:name", manage, deleteBy(textParam("name"), s.store.DeleteChannel))
 
 	s.webhookRoutes(r)
 	s.mediaRoutes(r)
@@ -60,25 +67,31 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	r.Get("/pages/:id/copies", edit, getBy(idParam("id"), s.store.PageCopies))
 
 	l := r.Group("/:locale")
-	l.Get("/items", edit, s.resolveLocale, s.listItems)
+	l.Get("/items", edit, knownQuery("container", "q", "state", "sort", "direction", "take", "skip"), s.resolveLocale, s.listItems)
 	l.Post("/items", edit, s.resolveLocale, s.createItem)
-	l.Get("/items/:id", edit, s.resolveLocale, getInLocale(s.store.Item))
+	l.Get("/items/:id", edit, s.resolveLocale, getItemWithETag(s))
 	l.Put("/items/:id", edit, s.resolveLocale, s.saveItem)
 	l.Delete("/items/:id", publish, s.resolveLocale, deleteInLocale(s.store.DeleteItem))
 	l.Put("/items/:id/schedule", publish, s.resolveLocale, updateInLocale(s.store.ScheduleItem))
+	s.versionRoutes(l, edit)
 	l.Post("/items/:id/:action", s.resolveLocale, actionInLocale(s.store.ItemAction))
 
-	l.Get("/pages", edit, s.resolveLocale, s.listPages)
+	l.Post("/batch", edit, s.resolveLocale, s.batch)
+	l.Get("/pages", edit, knownQuery("channel", "take", "skip"), s.resolveLocale, s.listPages)
 	l.Post("/pages", edit, s.resolveLocale, s.createPage)
-	l.Get("/pages/:id", edit, s.resolveLocale, getInLocale(s.store.Page))
-	l.Put("/pages/:id", edit, s.resolveLocale, updateInLocale(s.store.SavePage))
+	l.Get("/pages/:id", edit, s.resolveLocale, getPageWithETag(s))
+	l.Put("/pages/:id", edit, s.resolveLocale, s.savePage)
 	l.Delete("/pages/:id", publish, s.resolveLocale, deleteInLocale(s.store.DeletePage))
 	l.Put("/pages/:id/schedule", publish, s.resolveLocale, updateInLocale(s.store.SchedulePage))
+	l.Put("/pages/:id/position", edit, s.resolveLocale, updateInLocale(s.store.MovePage))
 	l.Post("/pages/:id/zones/:zone", edit, s.resolveLocale, s.addComponent)
 	l.Put("/pages/:id/zones/:zone/order", edit, s.resolveLocale, s.reorderZone)
 	l.Delete("/pages/:id/zones/:zone/:contentID", edit, s.resolveLocale, s.removeComponent)
 	l.Post("/pages/:id/preview-link", edit, s.resolveLocale, s.previewLink)
 	l.Post("/pages/:id/:action", s.resolveLocale, actionInLocale(s.store.PageAction))
+
+	// Last: a path under the instance that no route above takes.
+	r.All("/*", s.noRoute)
 }
 
 const localLocale = "locale"

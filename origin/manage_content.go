@@ -2,6 +2,8 @@ package origin
 
 import (
 	"encoding/json"
+	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -14,15 +16,23 @@ type fieldsInput struct {
 }
 
 func (s *Server) listItems(c *fiber.Ctx) error {
-	ref := c.Query("container")
-	if ref == "" {
-		return problem.Field("container", "is required: the referenceName of the container to list")
-	}
-	take, skip, err := paging(c, 50, 250)
+	take, skip, err := paging(c, 50, 500)
 	if err != nil {
 		return err
 	}
-	p, err := s.store.Items(c.UserContext(), instance(c), locale(c), ref, take, skip)
+	q := content.ItemQuery{Container: c.Query("container"), Q: c.Query("q"), Sort: c.Query("sort"),
+		Direction: c.Query("direction"), Take: take, Skip: skip}
+	if c.Context().QueryArgs().Has("q") && strings.TrimSpace(q.Q) == "" {
+		return problem.Field("q", "must be 1 to %d characters", content.MaxQueryLength)
+	}
+	if v := c.Query("state"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return problem.Field("state", "must be a state number from 1 to 7")
+		}
+		q.State = content.State(n)
+	}
+	p, err := s.store.SearchItems(c.UserContext(), instance(c), locale(c), q)
 	if err != nil {
 		return err
 	}
@@ -63,6 +73,7 @@ func (s *Server) saveItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	setETag(c, st.VersionID)
 	return c.JSON(st)
 }
 

@@ -125,6 +125,7 @@ func (s *Server) readUpload(c *fiber.Ctx) (*upload, error) {
 	}
 	limit := s.cfg.UploadLimit + streambody.MultipartSlack
 	if int64(c.Request().Header.ContentLength()) > limit {
+		streambody.Refuse(c.Context(), limit) // drained, or closed when far over
 		return nil, s.uploadTooLarge()
 	}
 	body := &cappedReader{r: c.Request().BodyStream(), n: limit + 1}

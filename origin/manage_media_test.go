@@ -108,6 +108,7 @@ func (h *harness) upload(role content.Role, name string, body []byte, fields map
 // TestAssetUpload uploads an image as multipart and as JSON, serves its
 // bytes, and deletes it.
 func TestAssetUpload(t *testing.T) {
+	t.Parallel()
 	h, objects := mediaHarness(t)
 	img := pngOf(t, 64, 48)
 	r := h.upload(content.RoleEdit, "beans.png", img, map[string]string{"label": "Green beans"})
@@ -197,6 +198,7 @@ func TestAssetUpload(t *testing.T) {
 // TestAssetUploadValidation checks that uploads are refused by content, not
 // by name, with a clear problem, and that a refused upload stores nothing.
 func TestAssetUploadValidation(t *testing.T) {
+	t.Parallel()
 	h, objects := mediaHarness(t)
 	img := pngOf(t, 4, 4)
 	big := append(pngOf(t, 1, 1), make([]byte, testUploadLimit)...)
@@ -277,6 +279,7 @@ func (h *harness) mediaWorld() mediaWorld {
 // role on a fresh world: edit reads, uploads and arranges; publish deletes
 // and changes redirections.
 func TestMediaRoles(t *testing.T) {
+	t.Parallel()
 	const edit, publish = content.RoleEdit, content.RolePublish
 	for _, role := range content.Roles {
 		t.Run(string(role), func(t *testing.T) {
@@ -334,6 +337,7 @@ func TestMediaRoles(t *testing.T) {
 // TestMediaBadInput checks the bad inputs of the media routes: a problem
 // document with the status and the field.
 func TestMediaBadInput(t *testing.T) {
+	t.Parallel()
 	h, _ := mediaHarness(t)
 	w := h.mediaWorld()
 	g := fmt.Sprintf("/galleries/%d", w.gallery)
@@ -397,6 +401,7 @@ func TestMediaBadInput(t *testing.T) {
 // the origin's Fetch API handler: keys, cache policy and the image field
 // made from an asset.
 func TestMediaFetchAPI(t *testing.T) {
+	t.Parallel()
 	h, _ := mediaHarness(t)
 	w := h.mediaWorld()
 	ctx := t.Context()

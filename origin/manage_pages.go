@@ -8,12 +8,25 @@ import (
 	"github.com/edgecms/edgecms/content"
 )
 
+// listPages answers a window of the locale's pages in tree order (parents
+// before children, siblings in order), with how many there are.
 func (s *Server) listPages(c *fiber.Ctx) error {
+	take, skip, err := paging(c, 50, 500)
+	if err != nil {
+		return err
+	}
 	ps, err := s.store.Pages(c.UserContext(), instance(c), locale(c), c.Query("channel"))
 	if err != nil {
 		return err
 	}
-	return c.JSON(ps)
+	out := struct {
+		Items      []content.Page `json:"items"`
+		TotalCount int            `json:"totalCount"`
+	}{Items: []content.Page{}, TotalCount: len(ps)}
+	if skip < len(ps) {
+		out.Items = ps[skip:min(skip+take, len(ps))]
+	}
+	return c.JSON(out)
 }
 
 func (s *Server) createPage(c *fiber.Ctx) error {
@@ -75,4 +88,21 @@ func (s *Server) reorderZone(c *fiber.Ctx) error {
 		return err
 	}
 	return noContent(c)
+}
+
+func (s *Server) savePage(c *fiber.Ctx) error {
+	n, err := id(c, "id")
+	if err != nil {
+		return err
+	}
+	var in content.PageInput
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	p, err := s.store.SavePage(c.UserContext(), instance(c), locale(c), n, in)
+	if err != nil {
+		return err
+	}
+	setETag(c, p.VersionID)
+	return c.JSON(p)
 }

@@ -41,6 +41,7 @@ func webhookHarness(t *testing.T) (*harness, *httptest.Server) {
 // secret in full once), read and list (masked), update, test delivery,
 // history, redeliver, rotate, delete.
 func TestWebhookScenario(t *testing.T) {
+	t.Parallel()
 	h, rc := webhookHarness(t)
 	type m = map[string]any
 	r := h.must(201, "POST", "/webhook", m{"name": "Site", "url": rc.URL + "/hook", "contentSaveEvents": true,
@@ -109,6 +110,7 @@ func TestWebhookScenario(t *testing.T) {
 // TestWebhookRoles checks each webhook route's role: manage, and full to
 // rotate a secret.
 func TestWebhookRoles(t *testing.T) {
+	t.Parallel()
 	h, rc := webhookHarness(t)
 	w := h.must(201, "POST", "/webhook", map[string]any{"url": rc.URL, "secureDeliveryEnabled": true}).object(t)
 	id := w["rowKey"].(string)
@@ -150,6 +152,7 @@ func TestWebhookRoles(t *testing.T) {
 // TestWebhookBadInput checks each webhook route's bad inputs: a problem
 // document with the status and the field.
 func TestWebhookBadInput(t *testing.T) {
+	t.Parallel()
 	h, rc := webhookHarness(t)
 	id := h.must(201, "POST", "/webhook", map[string]any{"url": rc.URL}).object(t)["rowKey"].(string)
 	type m = map[string]any
@@ -193,6 +196,7 @@ func TestWebhookBadInput(t *testing.T) {
 // TestWebhookRoutesWithoutStore checks that an origin started without a
 // webhooks store answers its webhook routes 503, after the usual checks.
 func TestWebhookRoutesWithoutStore(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	checkProblem(t, "list", h.as(content.RoleFull, request{"GET", "/webhook/list", nil}), 503, "")
 	checkProblem(t, "save", h.as(content.RoleFull, request{"POST", "/webhook", map[string]any{"url": "https://example.com/"}}), 503, "")

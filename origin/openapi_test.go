@@ -88,6 +88,7 @@ func shape(path string) string {
 // registered. A catch-all route (with * or +) counts as documented when the
 // document has an operation of that method under its fixed prefix.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	_, doc := loadOpenAPI(t)
 	documented := map[string]string{} // shape -> path as documented
@@ -98,6 +99,10 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	registered := map[string]bool{}
 	for _, r := range h.srv.App().GetRoutes(true) {
 		if r.Method == "HEAD" || r.Method == "USE" {
+			continue
+		}
+		// The catch-alls under /api/ only answer 404 or 405 (TestNoRoute).
+		if strings.HasPrefix(r.Path, "/api/") && strings.HasSuffix(r.Path, "/*") {
 			continue
 		}
 		key := r.Method + " " + shape(r.Path)
@@ -127,6 +132,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // TestOpenAPIRoles checks that x-edgecms-role of every management operation
 // is the weakest role the role matrix finds for it.
 func TestOpenAPIRoles(t *testing.T) {
+	t.Parallel()
 	_, doc := loadOpenAPI(t)
 	ops := operations(t, doc)
 	byShape := map[string]operation{}
@@ -159,6 +165,7 @@ func TestOpenAPIRoles(t *testing.T) {
 // TestOpenAPIConsistent checks the document's internal references and the
 // conventions every operation follows.
 func TestOpenAPIConsistent(t *testing.T) {
+	t.Parallel()
 	b, doc := loadOpenAPI(t)
 	if doc.OpenAPI != "3.1.0" {
 		t.Errorf("openapi = %q, want 3.1.0", doc.OpenAPI)
@@ -287,6 +294,7 @@ func TestOpenAPIConsistent(t *testing.T) {
 
 // TestOpenAPIFetchRoutes checks that the Fetch API read routes are documented.
 func TestOpenAPIFetchRoutes(t *testing.T) {
+	t.Parallel()
 	_, doc := loadOpenAPI(t)
 	ops := operations(t, doc)
 	for _, key := range []string{
@@ -318,6 +326,7 @@ func sessionOnly(op operation) bool {
 
 // TestOpenAPIServed checks that the origin serves the document as it is.
 func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	b, _ := loadOpenAPI(t)
 	r := h.raw("GET", "/api/openapi.json", "", nil)
@@ -333,6 +342,7 @@ func TestOpenAPIServed(t *testing.T) {
 // declares closed (additionalProperties: false) is refused by the handler
 // when it carries an unknown member, naming that member.
 func TestOpenAPIClosedBodies(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	w := h.populate()
 	_, doc := loadOpenAPI(t)

@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/cors"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/guard"
 	"github.com/edgecms/edgecms/media"
@@ -103,6 +104,9 @@ type Config struct {
 	// X-Forwarded-For and X-Forwarded-Proto headers tell the client's
 	// address and scheme (nil: DefaultTrustedProxies; empty: none).
 	TrustedProxies []netip.Prefix
+	// CORS lets browsers of its origins read Fetch API and preview
+	// answers (nil: no cross-origin access).
+	CORS *cors.Policy
 }
 
 // DefaultRenderCacheBytes is the size of the render cache when
@@ -133,6 +137,9 @@ type Server struct {
 	// variant; renders bounds the renders running at once.
 	variants singleflight.Group
 	renders  chan struct{}
+
+	// routeTable tells a path no route has from one another method has.
+	routeTable *routeTable
 }
 
 // New builds the origin's Fiber app.
@@ -242,8 +249,14 @@ func (s *Server) Serve(ln net.Listener) error {
 func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
 
 func (s *Server) routes() {
+	s.app.Use(s.observe)
 	s.app.Use(s.bodies)
-	s.app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	// The public port's health check is liveness (as /livez on the admin
+	// address): readiness, which asks Postgres, is /readyz there.
+	s.app.Get("/healthz", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderCacheControl, "no-store")
+		return c.SendString("ok")
+	})
 	s.app.Get("/api/openapi.json", serveOpenAPI)
 	s.peopleRoutes()
 	s.previewRoutes()
@@ -251,6 +264,8 @@ func (s *Server) routes() {
 	s.manageRoutes(s.app.Group("/api/v1/instance/:guid"))
 	// After the Studio's routes: its files are under /studio/assets/.
 	s.assetRoutes()
+	s.app.All(apiPrefix+"*", s.noRoute)
 	s.app.Get("/*", s.serveFetch)
 	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
+	s.routeTable = newRouteTable(s.app)
 }

@@ -43,6 +43,7 @@ func matrix(w world) []routeCase {
 	return []routeCase{
 		{"/locales", request{"GET", "/locales", nil}, edit, 200},
 		{"/locales", request{"POST", "/locales", m{"code": "de-de", "name": "Deutsch"}}, manage, 201},
+		{"/locales/:code", request{"PATCH", "/locales/fr-ca", m{"name": "Français"}}, manage, 200},
 		{"/locales/:code", request{"DELETE", "/locales/de-de", nil}, manage, 204},
 
 		{"/tokens", request{"GET", "/tokens", nil}, full, 200},
@@ -57,6 +58,7 @@ func matrix(w world) []routeCase {
 		{"/models", request{"GET", "/models", nil}, edit, 200},
 		{"/models", request{"POST", "/models", m{"name": "Extra", "kind": "content", "fields": []m{{"name": "a", "type": "text"}}}}, manage, 201},
 		{"/models/:name", request{"GET", "/models/Article", nil}, edit, 200},
+		{"/models/:name", request{"PUT", "/models/Unused", m{"fields": []m{{"name": "x", "type": "html"}, {"name": "y", "type": "text"}}}}, manage, 200},
 		{"/models/:name", request{"DELETE", "/models/Unused", nil}, manage, 204},
 
 		{"/containers", request{"GET", "/containers", nil}, edit, 200},
@@ -67,11 +69,15 @@ func matrix(w world) []routeCase {
 
 		{"/page-models", request{"GET", "/page-models", nil}, edit, 200},
 		{"/page-models", request{"POST", "/page-models", m{"name": "Landing", "zones": []string{"Top"}}}, manage, 201},
+		{"/page-models/:name", request{"GET", "/page-models/Main", nil}, edit, 200},
+		{"/page-models/:name", request{"PUT", "/page-models/Spare", m{"zones": []any{"Zone", "More"}}}, manage, 200},
 		{"/page-models/:name", request{"DELETE", "/page-models/Spare", nil}, manage, 204},
 
+		{"/audit", request{"GET", "/audit?take=5", nil}, manage, 200},
 		{"/channels", request{"GET", "/channels", nil}, edit, 200},
 		{"/channels", request{"POST", "/channels", m{"name": "footer"}}, manage, 201},
 		{"/channels/:name", request{"PATCH", "/channels/footer", m{"previewUrl": "https://site.example{path}?agilitypreviewkey={previewLink}"}}, manage, 200},
+		{"/channels/:name", request{"DELETE", "/channels/footer", nil}, manage, 204},
 
 		{"/webhook", request{"POST", "/webhook", m{"name": "CI", "url": w.hookURL, "contentSaveEvents": true}}, manage, 201},
 		{"/webhook", request{"POST", "/webhook", m{"rowKey": w.webhook, "retriesEnabled": true, "retryCount": 5}}, manage, 200},
@@ -117,7 +123,12 @@ func matrix(w world) []routeCase {
 		{"/:locale/items/:id/:action", request{"POST", item + "/approve", nil}, publish, 200},
 		{"/:locale/items/:id/:action", request{"POST", item + "/decline", nil}, publish, 409}, // approved, not awaiting approval
 		{"/:locale/items/:id/:action", request{"POST", item + "/publish", nil}, publish, 200},
+		{"/:locale/items/:id/versions", request{"GET", item + "/versions?take=2", nil}, edit, 200},
+		{"/:locale/items/:id/versions/:version", request{"GET", fmt.Sprintf("%s/versions/%d", item, w.articleVersion), nil}, edit, 200},
+		{"/:locale/items/:id/discard", request{"POST", fmt.Sprintf("/en-us/items/%d/discard", w.extra), nil}, edit, 409}, // never published
+		{"/:locale/items/:id/versions/:version/restore", request{"POST", fmt.Sprintf("%s/versions/%d/restore", item, w.articleVersion), nil}, edit, 200},
 		{"/:locale/items/:id/:action", request{"POST", item + "/unpublish", nil}, publish, 200},
+		{"/:locale/batch", request{"POST", "/en-us/batch", m{"action": "request-approval", "items": []int64{w.extra}}}, edit, 200},
 		{"/:locale/items/:id", request{"DELETE", fmt.Sprintf("/en-us/items/%d", w.extra), nil}, publish, 204},
 
 		{"/:locale/pages", request{"GET", "/en-us/pages", nil}, edit, 200},
@@ -125,10 +136,15 @@ func matrix(w world) []routeCase {
 		{"/:locale/pages/:id", request{"GET", page, nil}, edit, 200},
 		{"/:locale/pages/:id", request{"PUT", page, m{"menuText": "Start"}}, edit, 200},
 		{"/:locale/pages/:id/schedule", request{"PUT", page + "/schedule", m{"publishAt": future}}, publish, 200},
+		{"/:locale/pages/:id/position", request{"PUT", lone + "/position", m{"parentPageID": nil, "beforePageID": w.parent}}, edit, 200},
 		{"/:locale/pages/:id/zones/:zone", request{"POST", page + "/zones/MainContentZone", m{"module": "Hero", "fields": m{"heading": "Two"}}}, edit, 201},
 		{"/:locale/pages/:id/zones/:zone/order", request{"PUT", page + "/zones/Sidebar/order", m{"contentIDs": []int64{}}}, edit, 204},
 		{"/:locale/pages/:id/zones/:zone/:contentID", request{"DELETE", fmt.Sprintf("%s/zones/MainContentZone/%d", page, w.component), nil}, edit, 204},
 		{"/:locale/pages/:id/preview-link", request{"POST", page + "/preview-link", nil}, edit, 200},
+		{"/:locale/pages/:id/versions", request{"GET", page + "/versions", nil}, edit, 200},
+		{"/:locale/pages/:id/versions/:version", request{"GET", fmt.Sprintf("%s/versions/%d", page, w.parentVersion), nil}, edit, 200},
+		{"/:locale/pages/:id/versions/:version/restore", request{"POST", fmt.Sprintf("%s/versions/%d/restore", page, w.parentVersion), nil}, edit, 200},
+		{"/:locale/pages/:id/discard", request{"POST", page + "/discard", nil}, edit, 409}, // never published
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/request-approval", nil}, edit, 200},
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/approve", nil}, publish, 200},
 		{"/:locale/pages/:id/:action", request{"POST", lone + "/decline", nil}, publish, 409},
@@ -143,7 +159,8 @@ func matrix(w world) []routeCase {
 func managementRoutes(h *harness) []string {
 	seen := map[string]bool{}
 	for _, r := range h.srv.App().GetRoutes(true) {
-		if r.Method == "HEAD" || r.Method == "USE" || !strings.HasPrefix(r.Path, instancePrefix+"/") {
+		// The catch-all that answers 404 or 405 for the rest is no route.
+		if r.Method == "HEAD" || r.Method == "USE" || !strings.HasPrefix(r.Path, instancePrefix+"/") || strings.HasSuffix(r.Path, "/*") {
 			continue
 		}
 		seen[r.Method+" "+strings.TrimPrefix(r.Path, instancePrefix)] = true
@@ -157,6 +174,7 @@ func managementRoutes(h *harness) []string {
 }
 
 func TestMatrixCoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	h := newFullHarness(t)
 	covered := map[string]bool{}
 	for _, c := range matrix(world{}) {
@@ -180,6 +198,7 @@ func TestMatrixCoversEveryRoute(t *testing.T) {
 // fresh world: a role that includes the route's role gets the route's answer
 // (never 401 or 403), a weaker one 403.
 func TestRoles(t *testing.T) {
+	t.Parallel()
 	runMatrix(t, "a token", (*harness).as)
 }
 
@@ -187,6 +206,7 @@ func TestRoles(t *testing.T) {
 // every management route takes a session, with the user's role on the
 // instance.
 func TestRolesSignedIn(t *testing.T) {
+	t.Parallel()
 	runMatrix(t, "a user", (*harness).asUser)
 }
 
@@ -219,6 +239,7 @@ func runMatrix(t *testing.T, who string, send func(*harness, content.Role, reque
 // TestAuthentication checks that every route refuses a request without a
 // valid token of this instance with 401.
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	h := newFullHarness(t)
 	w := h.populate()
 	other, err := h.store.CreateInstance(t.Context(), "other-site", []content.Locale{{Code: "en-us", Name: "English"}})
@@ -263,5 +284,38 @@ func TestAuthentication(t *testing.T) {
 	// The scheme is case-insensitive.
 	if r := h.raw("GET", h.base()+"/locales", "bearer "+full, nil); r.status != 200 {
 		t.Errorf("GET /locales with scheme \"bearer\" = %s, want 200", r)
+	}
+}
+
+// TestNoRoute checks the answers under /api/ for paths no route takes: 404
+// whatever the method, 405 with Allow for a known path and another method,
+// both problem documents that no cache keeps.
+func TestNoRoute(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	auth := "Bearer " + h.tokens[content.RoleFull]
+	for _, c := range []struct {
+		method, path string
+		want         int
+		allow        string
+	}{
+		{"GET", h.base() + "/nothing-here", 404, ""},
+		{"POST", h.base() + "/nothing-here", 404, ""},
+		{"GET", h.base() + "/models/Article/fields/x", 404, ""},
+		{"GET", "/api/v2/anything", 404, ""},
+		{"DELETE", "/api/nothing", 404, ""},
+		{"PATCH", h.base() + "/locales", 405, "GET, HEAD, POST"},
+		{"POST", h.base() + "/models/Article", 405, "DELETE, GET, HEAD, PUT"},
+		{"PUT", "/api/v1/auth/login", 405, "POST"},
+	} {
+		r := h.raw(c.method, c.path, auth, nil)
+		what := c.method + " " + c.path
+		checkProblem(t, what, r, c.want, "")
+		if got := r.header.Get("Cache-Control"); got != "no-store" {
+			t.Errorf("%s: Cache-Control = %q, want no-store", what, got)
+		}
+		if got := r.header.Get("Allow"); got != c.allow {
+			t.Errorf("%s: Allow = %q, want %q", what, got, c.allow)
+		}
 	}
 }

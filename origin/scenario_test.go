@@ -67,6 +67,7 @@ func eventCount(h *harness) int {
 }
 
 func TestLocalesScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	var ls []content.Locale
 	h.must(200, "GET", "/locales", nil).decode(t, &ls)
@@ -97,6 +98,7 @@ func TestLocalesScenario(t *testing.T) {
 }
 
 func TestTokensScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.must(201, "POST", "/tokens", m{"name": "ci", "role": "publish"})
 	var created struct {
@@ -140,6 +142,7 @@ type apiKeyJSON struct {
 }
 
 func TestAPIKeysScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	ctx := context.Background()
 	var live, preview apiKeyJSON
@@ -203,6 +206,7 @@ func TestAPIKeysScenario(t *testing.T) {
 }
 
 func TestModelsContainersChannelsScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	site(h)
 	var model content.Model
@@ -266,6 +270,7 @@ func TestModelsContainersChannelsScenario(t *testing.T) {
 }
 
 func TestItemsScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	site(h)
 	st := status(h, 201, "POST", "/en-us/items", m{"referenceName": "Articles", "fields": m{"title": "Hello", "count": 3, "code": "A1", "slug": "hello"}})
@@ -412,6 +417,7 @@ func itemIDs(items []content.Item) []int64 {
 }
 
 func TestReorderScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	site(h)
 	var ids []int64
@@ -449,6 +455,7 @@ type createdPage struct {
 }
 
 func TestPagesScenario(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	site(h)
 	newPage := func(locale string, body m) createdPage {
@@ -487,17 +494,33 @@ func TestPagesScenario(t *testing.T) {
 	h.must(201, "POST", "/channels", m{"name": "footer"})
 	imprint := newPage("en-us", m{"title": "Imprint", "pageModel": "Main", "channel": "footer"})
 	var pages []content.Page
-	h.must(200, "GET", "/en-us/pages?channel=website", nil).decode(t, &pages)
+	listPages := func(path string) {
+		t.Helper()
+		var out struct {
+			Items      []content.Page `json:"items"`
+			TotalCount int            `json:"totalCount"`
+		}
+		h.must(200, "GET", path, nil).decode(t, &out)
+		if out.TotalCount < len(out.Items) {
+			t.Errorf("GET %s: totalCount %d < %d items", path, out.TotalCount, len(out.Items))
+		}
+		pages = out.Items
+	}
+	listPages("/en-us/pages?channel=website")
 	if got := pagePaths(pages); !reflect.DeepEqual(got, []string{"/uber-uns", "/uber-uns/team", "/uber-uns-2"}) {
 		t.Errorf("website pages = %v", got)
 	}
-	h.must(200, "GET", "/en-us/pages?channel=footer", nil).decode(t, &pages)
+	listPages("/en-us/pages?channel=footer")
 	if len(pages) != 1 || pages[0].PageID != imprint.PageID {
 		t.Errorf("footer pages = %v", pagePaths(pages))
 	}
-	h.must(200, "GET", "/en-us/pages", nil).decode(t, &pages)
+	listPages("/en-us/pages")
 	if len(pages) != 4 {
 		t.Errorf("all pages = %v, want 4", pagePaths(pages))
+	}
+	listPages("/en-us/pages?take=2&skip=1")
+	if got := pagePaths(pages); !reflect.DeepEqual(got, []string{"/uber-uns/team", "/uber-uns-2"}) {
+		t.Errorf("pages take 2 skip 1 = %v", got)
 	}
 
 	// Zones: add, reorder, remove.
@@ -627,6 +650,7 @@ func zoneIDs(p content.Page, zone string) []int64 {
 
 // TestProblemBodies checks the shape of a problem document end to end.
 func TestProblemBodies(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t)
 	r := h.as(content.RoleFull, request{"POST", "/models", m{"name": "1bad", "kind": "x", "fields": []m{}}})
 	doc := checkProblem(t, "POST /models with three bad fields", r, 400, "name")

@@ -28,6 +28,11 @@ const (
 	RateLimited              // too many requests; retry later
 	Unavailable              // a dependency is down; retry later
 	BadGateway               // an upstream answered badly
+	// MethodNotAllowed: the path exists, but not with this method.
+	MethodNotAllowed
+	// PreconditionFailed: an If-Match names a version that is no longer
+	// current.
+	PreconditionFailed
 )
 
 var kinds = [...]struct {
@@ -35,16 +40,18 @@ var kinds = [...]struct {
 	title  string
 	slug   string
 }{
-	Internal:     {http.StatusInternalServerError, "Internal error", "internal"},
-	Invalid:      {http.StatusBadRequest, "Invalid request", "invalid"},
-	Unauthorized: {http.StatusUnauthorized, "Unauthorized", "unauthorized"},
-	Forbidden:    {http.StatusForbidden, "Forbidden", "forbidden"},
-	NotFound:     {http.StatusNotFound, "Not found", "not-found"},
-	Conflict:     {http.StatusConflict, "Conflict", "conflict"},
-	TooLarge:     {http.StatusRequestEntityTooLarge, "Request body too large", "too-large"},
-	RateLimited:  {http.StatusTooManyRequests, "Too many requests", "rate-limited"},
-	Unavailable:  {http.StatusServiceUnavailable, "Service unavailable", "unavailable"},
-	BadGateway:   {http.StatusBadGateway, "Bad gateway", "bad-gateway"},
+	Internal:           {http.StatusInternalServerError, "Internal error", "internal"},
+	Invalid:            {http.StatusBadRequest, "Invalid request", "invalid"},
+	Unauthorized:       {http.StatusUnauthorized, "Unauthorized", "unauthorized"},
+	Forbidden:          {http.StatusForbidden, "Forbidden", "forbidden"},
+	NotFound:           {http.StatusNotFound, "Not found", "not-found"},
+	Conflict:           {http.StatusConflict, "Conflict", "conflict"},
+	TooLarge:           {http.StatusRequestEntityTooLarge, "Request body too large", "too-large"},
+	RateLimited:        {http.StatusTooManyRequests, "Too many requests", "rate-limited"},
+	Unavailable:        {http.StatusServiceUnavailable, "Service unavailable", "unavailable"},
+	BadGateway:         {http.StatusBadGateway, "Bad gateway", "bad-gateway"},
+	MethodNotAllowed:   {http.StatusMethodNotAllowed, "Method not allowed", "method-not-allowed"},
+	PreconditionFailed: {http.StatusPreconditionFailed, "Precondition failed", "precondition-failed"},
 }
 
 // Status is the HTTP status code of the kind.

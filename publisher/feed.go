@@ -16,6 +16,17 @@ import (
 	"github.com/edgecms/edgecms/store"
 )
 
+// feed.go is the one place that writes the feed object. Other work asks
+// for a flush (requestFlush: followFeed, part of Run, does it) or, where
+// what comes next depends on edges seeing its changes, flushes and waits
+// (flushNow before a batch's hand-off; drainFeed in Drain).
+//
+// Names: a change is a row of object_changes; its column seq is the
+// change's id, in the order changes were recorded, and pos its position in
+// the feed, given at the flush after it commits. The feed object calls a
+// position "seq" (delivery.Feed.Seq, delivery.Change.Seq: the edges' contract). The render
+// number objects carry is their version (write.go).
+
 const (
 	// assignPositionsSQL gives feed positions to the committed changes that
 	// have none, in the order they were recorded. Positions come from a
@@ -172,4 +183,21 @@ func (p *Publisher) writeFeed(ctx context.Context, q sqlx.QueryerContext) error 
 		return fmt.Errorf("flush feed: %w", err)
 	}
 	return nil
+}
+
+// drainFeed flushes the feed until it lists every change recorded so far.
+func (p *Publisher) drainFeed(ctx context.Context) error {
+	var upTo int64
+	if err := p.db.GetContext(ctx, &upTo, `SELECT coalesce(max(seq), 0) FROM object_changes`); err != nil {
+		return fmt.Errorf("drain: %w", err)
+	}
+	for {
+		waiting, err := p.flushFeed(ctx, upTo)
+		if err != nil || !waiting {
+			return err
+		}
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return err
+		}
+	}
 }

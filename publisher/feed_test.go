@@ -17,6 +17,7 @@ import (
 // recording changes holds it back, and the older one's change, once
 // committed, is listed above every seq already published.
 func TestFeedNotHeldBack(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	p := e.publisher(Config{})
 	s := e.buildSite()
@@ -78,6 +79,7 @@ func TestFeedNotHeldBack(t *testing.T) {
 // edited item's own object, and lists it in the feed, before it has written
 // the objects that embed the item.
 func TestOwnObjectsListedFirst(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	s := e.buildSite()
 	p := e.publisher(Config{})

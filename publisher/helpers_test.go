@@ -32,7 +32,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := pgtest.Run(m)
 	minio.Stop()
 	os.Exit(code)
 }

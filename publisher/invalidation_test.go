@@ -24,6 +24,7 @@ var (
 // every few, lets the publisher catch up and checks that the store holds
 // exactly the fresh answers (env.check).
 func TestInvalidationRandom(t *testing.T) {
+	t.Parallel()
 	edits := *editsFlag
 	if edits == 0 {
 		edits = 320
@@ -36,6 +37,7 @@ func TestInvalidationRandom(t *testing.T) {
 
 // TestInvalidationRandomMinIO is the same against a real MinIO server.
 func TestInvalidationRandomMinIO(t *testing.T) {
+	t.Parallel()
 	edits := 100
 	if testing.Short() {
 		edits = 30
@@ -415,6 +417,65 @@ func (r *randomEditor) edit() string {
 			default:
 				if len(r.pages) > 0 {
 					r.pageAction(l, r.pick(r.pages), content.ActionDelete)
+				}
+			}
+		}},
+		{"page move", 2, func() {
+			// Among its siblings, or under the other parent.
+			l := r.locale()
+			pg := r.pick(r.allPages())
+			pos := content.Position{}
+			if r.chance(0.5) {
+				pos.ParentPageID = raw(r.pick([]int64{s.home, s.about}))
+			}
+			if r.chance(0.5) {
+				pos.BeforePageID = raw(r.pick(r.allPages()))
+			}
+			if _, err := e.cs.MovePage(ctx, inst, l, pg, pos); r.ok(err) {
+				r.maybePublishPage(l, pg)
+			}
+		}},
+		{"restore", 2, func() {
+			// An earlier version of a post or a page, as a new version.
+			l := r.locale()
+			if r.chance(0.5) {
+				id := r.pick(s.posts)
+				vs, err := e.cs.ItemVersions(ctx, inst, l, id, 10, 0)
+				if !r.ok(err) || len(vs.Items) < 2 {
+					return
+				}
+				if _, err := e.cs.RestoreItemVersion(ctx, inst, l, id, vs.Items[1+r.rng.IntN(len(vs.Items)-1)].VersionID); r.ok(err) {
+					r.maybePublishItem(l, id)
+				}
+				return
+			}
+			pg := r.pick(r.allPages())
+			vs, err := e.cs.PageVersions(ctx, inst, l, pg, 10, 0)
+			if !r.ok(err) || len(vs.Items) < 2 {
+				return
+			}
+			if _, err := e.cs.RestorePageVersion(ctx, inst, l, pg, vs.Items[1+r.rng.IntN(len(vs.Items)-1)].VersionID); r.ok(err) {
+				r.maybePublishPage(l, pg)
+			}
+		}},
+		{"model change", 1, func() {
+			// Tag gains a field with values, or loses it (with force).
+			m, err := e.cs.Model(ctx, inst, "Tag")
+			if !r.ok(err) {
+				return
+			}
+			if _, has := m.Field("Note"); has {
+				_, err = e.cs.UpdateModel(ctx, inst, "Tag", content.Fields{{Name: "Title", Type: content.TypeText}}, true)
+				if problem.Is(err, problem.Invalid) { // nothing held a value: no force
+					_, err = e.cs.UpdateModel(ctx, inst, "Tag", content.Fields{{Name: "Title", Type: content.TypeText}}, false)
+				}
+				r.ok(err)
+				return
+			}
+			if _, err := e.cs.UpdateModel(ctx, inst, "Tag", content.Fields{{Name: "Title", Type: content.TypeText}, {Name: "Note", Type: content.TypeText}}, false); r.ok(err) {
+				l, id := r.locale(), r.pick(s.tags)
+				if r.saveItem(l, id, map[string]any{"Note": "noted"}) {
+					r.maybePublishItem(l, id)
 				}
 			}
 		}},

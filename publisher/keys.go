@@ -84,7 +84,7 @@ func (p *Publisher) PublishKeys(ctx context.Context, guid string) error {
 	}
 	changed := false
 	err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockSpace+2, guid); err != nil {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, manifestSpace, guid); err != nil {
 			return err
 		}
 		inst, err := p.content.Instance(ctx, guid)

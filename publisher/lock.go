@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -13,17 +14,25 @@ import (
 // connection of its own, so a publisher that dies releases its locks with
 // its connections.
 //
-//	(lockSpace, 0)                  the event cursor: one batch at a time
-//	(lockSpace, 1)                  the feed object (transaction lock)
-//	(lockSpace, 2)                  a batch of a trim (transaction lock; see trim.go)
-//	(lockSpace+1, hashtext(guid))   writes of one instance's objects
-//	(lockSpace+2, hashtext(guid))   one instance's key manifest (transaction lock)
-const lockSpace = 7301970
+//	(lockSpace, 0)                    the event cursor: one batch at a time
+//	(lockSpace, 1)                    the feed object (transaction lock)
+//	(lockSpace, 2)                    a batch of a trim (transaction lock; see trim.go)
+//	(lockSpace, 3)                    the backlog: one background chunk at a time
+//	(instanceSpace, hashtext(guid))   writes of one instance's objects
+//	(manifestSpace, hashtext(guid))   one instance's key manifest (transaction lock)
+//
+// The keys are registered in internal/pg.
+const (
+	lockSpace     = pg.LockPublisher
+	instanceSpace = pg.LockPublisherInstance
+	manifestSpace = pg.LockPublisherManifest
+)
 
 const (
-	cursorLock = 0
-	feedLock   = 1
-	trimLock   = 2
+	cursorLock  = 0
+	feedLock    = 1
+	trimLock    = 2
+	backlogLock = 3
 )
 
 // lock is a held session lock.
@@ -86,5 +95,5 @@ func discard(conn *sqlx.Conn) {
 
 // lockInstance takes the lock of writes to instance guid, waiting for it.
 func (p *Publisher) lockInstance(ctx context.Context, guid string) (*lock, error) {
-	return p.acquire(ctx, true, lockSpace+1, 0, guid)
+	return p.acquire(ctx, true, instanceSpace, 0, guid)
 }

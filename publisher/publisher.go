@@ -3,30 +3,35 @@
 // database.
 //
 // A Publisher follows the content event log (consumer "publisher"). For each
-// batch of events it works out which objects the changes affect, from the
-// tags every rendered object carries (what it embeds: items, containers,
-// pages, channels), renders them again with package render, writes what
-// changed to the store and deletes what no longer exists. It also adds the
-// objects a change brings into being: a newly published item, page, list
-// page or page path. It records every object it writes (and every variant
-// the origin renders on a miss, through WriteBack) in Postgres, with its
-// request, so that the next change can find it.
+// batch of events it writes the objects the events name, then works out
+// which other objects the changes affect, from the tags every rendered
+// object carries (what it embeds: items, containers, pages, channels), and
+// renders those again with package render, writing what changed and
+// deleting what no longer exists. A batch costs what it changes: list pages
+// are compared by their window of items, pages by path by their sitemap
+// node, and the list pages whose only change is their count are left to a
+// background lane (the backlog). It records every object it writes (and
+// every variant the origin renders on a miss, through WriteBack) in
+// Postgres, with its request, so that the next change can find it.
 //
 // Several publishers may run against one database and store: one of them at
 // a time holds the event cursor, and writes to one instance are serialised
 // by an advisory lock, so a slower render never overwrites a newer one. The
-// cursor moves past a batch only when all its objects are written, so a
-// crash repeats work but never loses it. After each batch the publisher
-// confirms the batch's events (event_confirmations, which the webhook
-// dispatcher waits for), calls the optional CDN purger first, and updates
-// the change feed that edges poll. It also publishes each instance's API
-// key manifest, so edges can check keys without the database. See
-// README.md for the formats edges rely on.
+// cursor moves past a batch only when its objects are written and the
+// change feed that edges poll lists them; in the same transaction the
+// batch's events are confirmed to the webhook dispatcher and its slow lane
+// is queued, so a crash repeats work but never loses it. The CDN purge
+// follows, once edges have read the feed. It also publishes each
+// instance's API key manifest, so edges can check keys without the
+// database. batch.go lists the steps of a batch in order; README.md gives
+// the formats edges rely on.
 package publisher
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"github.com/edgecms/edgecms/metrics"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -37,8 +42,8 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/eventlog"
-	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/render/source"
 	"github.com/edgecms/edgecms/store"
 )
 
@@ -50,6 +55,9 @@ const (
 	eventsChannel = "edgecms_events"
 	keysChannel   = "edgecms_api_keys"
 )
+
+// DefaultSnapshotBytes is Config.SnapshotBytes's default.
+const DefaultSnapshotBytes = 256 << 20
 
 // Config is what a Publisher needs besides the content store.
 type Config struct {
@@ -75,9 +83,19 @@ type Config struct {
 	KeyPoll time.Duration
 	// FeedSize is how many changes the feed object lists (default 2000).
 	FeedSize int
-	// Purger, when set, purges changed objects' tags from a CDN after they
-	// are written and before their events are confirmed.
+	// Purger, when set, purges changed objects' tags from a CDN once the
+	// feed lists them and edges had PurgeDelay to read it.
 	Purger *Purger
+	// PurgeDelay is how long a purge waits after the feed that lists its
+	// objects was written (default 100 ms: two feed polls of an edge at
+	// its default, edge.DefaultFeedPoll).
+	PurgeDelay time.Duration
+	// SnapshotBytes bounds the published field values a republish holds
+	// in memory for one locale (source.Snapshot; default 256 MiB); a
+	// larger locale is rendered from Postgres. It is most of what a
+	// publisher's memory grows with: everything else it holds is bounded
+	// by the batch and chunk sizes, whatever the number of items.
+	SnapshotBytes int64
 }
 
 // Publisher renders published content into the object store. It is safe
@@ -88,12 +106,22 @@ type Publisher struct {
 	db      *sqlx.DB
 	store   store.Store
 	render  *render.Renderer
-	log     *slog.Logger
+	// reads is what renders read content from: the Reader, through a
+	// treeSource per publish call.
+	reads *source.Reader
+	log   *slog.Logger
+
+	stats struct{ rendered, written, deferred, background atomic.Int64 }
 
 	writeBacks *writeBackQueue
 
 	// sem bounds the store writes in flight across all work.
 	sem chan struct{}
+
+	// backlogWake tells followBacklog that a batch queued requests.
+	backlogWake chan struct{}
+	// purges holds the CDN purges until they are due.
+	purges *purgeQueue
 
 	// feedWake asks followFeed to flush the feed.
 	feedWake chan struct{}
@@ -130,28 +158,60 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 	if cfg.FeedSize <= 0 {
 		cfg.FeedSize = 2000
 	}
+	if cfg.PurgeDelay <= 0 {
+		cfg.PurgeDelay = 100 * time.Millisecond
+	}
+	if cfg.SnapshotBytes <= 0 {
+		cfg.SnapshotBytes = DefaultSnapshotBytes
+	}
 	return &Publisher{
 		cfg:        cfg,
 		content:    cs,
 		db:         cs.DB(),
 		store:      cfg.Store,
 		render:     render.New(cs),
+		reads:      source.NewReader(cs),
 		log:        log,
 		writeBacks: newWriteBackQueue(1024),
 		sem:        make(chan struct{}, cfg.StoreWorkers),
 		feedWake:   make(chan struct{}, 1),
+
+		backlogWake: make(chan struct{}, 1),
+		purges:      newPurgeQueue(cfg.PurgeDelay),
 	}
 }
 
 // Close releases the publisher's prepared statements. Call it after Run
 // has returned.
 func (p *Publisher) Close() error {
-	return p.render.Close()
+	return errors.Join(p.render.Close(), p.reads.Close())
 }
 
-// Run publishes until ctx is cancelled: it follows the event log, keeps the
-// key manifests current, writes back the variants the origin rendered, and
-// trims its tables. It returns nil when ctx is cancelled.
+// Stats are counts of objects since the publisher was made. Tests and
+// benchmarks read them to see what a change costs.
+type Stats struct {
+	// Rendered counts renders, of every lane.
+	Rendered int64
+	// Written counts objects Put or deleted (their bytes or tags
+	// changed).
+	Written int64
+	// Deferred counts requests a batch queued in the backlog, for the
+	// background lane (backlog.go).
+	Deferred int64
+	// Background counts renders of the background lane, which Rendered
+	// includes.
+	Background int64
+}
+
+// Stats returns the counts so far.
+func (p *Publisher) Stats() Stats {
+	return Stats{Rendered: p.stats.rendered.Load(), Written: p.stats.written.Load(),
+		Deferred: p.stats.deferred.Load(), Background: p.stats.background.Load()}
+}
+
+// Run publishes until ctx is cancelled: it follows the event log, works the
+// backlog, sends CDN purges, keeps the key manifests current, writes back
+// the variants the origin rendered, and trims its tables. It returns nil when ctx is cancelled.
 func (p *Publisher) Run(ctx context.Context) error {
 	eventWake := make(chan struct{}, 1)
 	keyWake := make(chan string, 64)
@@ -177,6 +237,8 @@ func (p *Publisher) Run(ctx context.Context) error {
 	start(func() { p.followKeys(ctx, keyWake) })
 	start(func() { p.RunWriteBacks(ctx) })
 	start(func() { p.followFeed(ctx) })
+	start(func() { p.followBacklog(ctx, p.backlogWake) })
+	start(func() { p.followPurges(ctx) })
 	start(func() { p.maintain(ctx) })
 	wg.Wait()
 	return nil
@@ -228,6 +290,7 @@ func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
 	for ctx.Err() == nil {
 		n, err := p.runBatch(ctx, false)
 		if err != nil && ctx.Err() == nil {
+			metrics.PublisherErrors.Inc()
 			p.log.Error("publisher: batch failed; retrying", "err", err)
 		}
 		if err == nil && n > 0 {
@@ -244,44 +307,6 @@ func (p *Publisher) followEvents(ctx context.Context, wake chan struct{}) {
 		case <-soon:
 		}
 	}
-}
-
-// publishFirst renders and writes reqs, the objects a batch's events name
-// themselves (ownRequests), with a render number of their own, and asks
-// for the feed to be flushed as soon as they are written: edges serve them
-// while the objects that embed them are still being rendered.
-func (p *Publisher) publishFirst(ctx context.Context, site render.Site, reqs []fetch.Request) (outcome, error) {
-	if len(reqs) == 0 {
-		return outcome{}, nil
-	}
-	seq, err := p.nextSeq(ctx)
-	if err != nil {
-		return outcome{}, err
-	}
-	out, err := p.publish(ctx, site, reqs, writeOpts{seq: seq}, nil)
-	if err == nil && len(out.changed) > 0 {
-		p.requestFlush()
-	}
-	return out, err
-}
-
-// withoutKeys returns the requests of reqs whose keys no request of done
-// has.
-func withoutKeys(reqs, done []fetch.Request) []fetch.Request {
-	if len(done) == 0 {
-		return reqs
-	}
-	skip := make(map[string]bool, len(done))
-	for _, r := range done {
-		skip[r.Key()] = true
-	}
-	var out []fetch.Request
-	for _, r := range reqs {
-		if !skip[r.Key()] {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 const eventsWaitingSQL = `SELECT EXISTS (SELECT 1 FROM events e JOIN event_cursors c ON c.consumer = $1
@@ -305,14 +330,30 @@ const (
 )
 
 // Drain runs batches until the publisher has handled every event committed
-// before the call, waiting for other publishers' batches in progress (and
+// before the call, then the backlog until it is empty, then sends the CDN
+// purges, waiting for other publishers' batches in progress (and
 // for transactions that hide newer events from the log readers to end).
 // Tests and commands call it to reach a quiescent point.
 func (p *Publisher) Drain(ctx context.Context) error {
+	if err := p.drainEvents(ctx); err != nil {
+		return err
+	}
+	if err := p.drainBacklog(ctx); err != nil {
+		return err
+	}
+	if err := p.drainFeed(ctx); err != nil {
+		return err
+	}
+	return p.drainPurges(ctx)
+}
+
+// drainEvents runs batches until the cursor is past every event committed
+// before the call.
+func (p *Publisher) drainEvents(ctx context.Context) error {
 	var last eventlog.Position
 	err := p.db.GetContext(ctx, &last, lastEventSQL)
 	if isNoRows(err) {
-		return p.drainFeed(ctx)
+		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("drain: %w", err)
@@ -330,24 +371,7 @@ func (p *Publisher) Drain(ctx context.Context) error {
 			return fmt.Errorf("drain: %w", err)
 		}
 		if done {
-			return p.drainFeed(ctx)
-		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
-			return err
-		}
-	}
-}
-
-// drainFeed flushes the feed until it lists every change recorded so far.
-func (p *Publisher) drainFeed(ctx context.Context) error {
-	var upTo int64
-	if err := p.db.GetContext(ctx, &upTo, `SELECT coalesce(max(seq), 0) FROM object_changes`); err != nil {
-		return fmt.Errorf("drain: %w", err)
-	}
-	for {
-		waiting, err := p.flushFeed(ctx, upTo)
-		if err != nil || !waiting {
-			return err
+			return nil
 		}
 		if err := sleep(ctx, 10*time.Millisecond); err != nil {
 			return err

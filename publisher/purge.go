@@ -8,13 +8,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
-// Purger calls a CDN's purge-by-tag API after objects change: after they
-// are in the store and before their events are confirmed (so before
-// webhooks go out). It is a generic HTTP request template that fits the
+// Purger calls a CDN's purge-by-tag API after objects change: once they
+// are in the store, the feed lists them and edges had the time to read it
+// (Config.PurgeDelay). It is a generic HTTP request template that fits the
 // usual APIs; in URL, header values and Body these placeholders are
 // replaced:
 //
@@ -157,4 +159,112 @@ func (pg *Purger) send(ctx context.Context, tags []string) error {
 		}
 	}
 	return last
+}
+
+// purgeQueue holds the tags to purge until edges have read the feed that
+// lists their objects' changes: a CDN purged earlier could fetch the old
+// object again from an edge that has not polled yet, and keep it.
+type purgeQueue struct {
+	mu   sync.Mutex
+	tags map[string]bool
+	due  time.Time // when the oldest queued tags may go
+	wake chan struct{}
+	now  func() time.Time
+	wait time.Duration
+}
+
+func newPurgeQueue(wait time.Duration) *purgeQueue {
+	return &purgeQueue{tags: map[string]bool{}, wake: make(chan struct{}, 1), now: time.Now, wait: wait}
+}
+
+// add queues tags, after the feed listing their changes was written.
+func (q *purgeQueue) add(tags []string) {
+	if len(tags) == 0 {
+		return
+	}
+	q.mu.Lock()
+	if len(q.tags) == 0 {
+		q.due = q.now().Add(q.wait)
+	}
+	for _, t := range tags {
+		q.tags[t] = true
+	}
+	q.mu.Unlock()
+	poke(q.wake)
+}
+
+// take returns the queued tags, sorted, once they are due, and how long to
+// wait when they are not (0 with none queued).
+func (q *purgeQueue) take(force bool) ([]string, time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.tags) == 0 {
+		return nil, 0
+	}
+	if d := q.due.Sub(q.now()); d > 0 && !force {
+		return nil, d
+	}
+	out := make([]string, 0, len(q.tags))
+	for t := range q.tags {
+		out = append(out, t)
+	}
+	clear(q.tags)
+	slices.Sort(out)
+	return out, 0
+}
+
+// followPurges sends the queued purges when they are due, until ctx ends.
+func (p *Publisher) followPurges(ctx context.Context) {
+	for {
+		tags, wait := p.purges.take(false)
+		if len(tags) > 0 {
+			p.purge(ctx, tags)
+			continue
+		}
+		var due <-chan time.Time
+		var t *time.Timer
+		if wait > 0 {
+			t = time.NewTimer(wait)
+			due = t.C
+		}
+		select {
+		case <-ctx.Done():
+		case <-p.purges.wake:
+		case <-due:
+		}
+		if t != nil {
+			t.Stop()
+		}
+		if ctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// drainPurges sends what is queued, once due.
+func (p *Publisher) drainPurges(ctx context.Context) error {
+	for {
+		tags, wait := p.purges.take(false)
+		if len(tags) > 0 {
+			p.purge(ctx, tags)
+			continue
+		}
+		if wait == 0 {
+			return nil
+		}
+		if err := sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+}
+
+// purge sends tags to the CDN. A failure is logged: the store is right,
+// and a CDN keeps a stale copy at most s-maxage.
+func (p *Publisher) purge(ctx context.Context, tags []string) {
+	if p.cfg.Purger == nil {
+		return
+	}
+	if err := p.cfg.Purger.Purge(ctx, tags); err != nil && ctx.Err() == nil {
+		p.log.Error("publisher: CDN purge failed", "tags", len(tags), "err", err)
+	}
 }

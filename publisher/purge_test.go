@@ -13,6 +13,7 @@ import (
 )
 
 func TestNewPurger(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                        string
 		method, url, headers, body  string
@@ -68,6 +69,7 @@ type purgeRequest struct {
 }
 
 func TestPurge(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var got []purgeRequest
 	fail := 0 // answer 503 this many times first

@@ -20,12 +20,6 @@ import (
 var republishChunk = 2048
 
 const (
-	publishedItemsSQL = `SELECT content_id FROM item_copies
-		WHERE instance_id = $1 AND locale = $2 AND published_version_id IS NOT NULL ORDER BY content_id`
-	publishedPagesSQL = `SELECT page_id FROM page_copies
-		WHERE instance_id = $1 AND locale = $2 AND published_version_id IS NOT NULL ORDER BY page_id`
-	containerNamesSQL  = `SELECT lower(reference_name) FROM containers WHERE instance_id = $1 ORDER BY 1`
-	channelNamesSQL    = `SELECT lower(name) FROM channels WHERE instance_id = $1 ORDER BY 1`
 	instanceObjectsSQL = `SELECT request FROM objects WHERE guid = $1 AND etag IS NOT NULL ORDER BY key`
 	liveKeySQL         = `SELECT EXISTS (SELECT 1 FROM objects WHERE key = $1 AND etag IS NOT NULL)`
 )
@@ -161,18 +155,13 @@ func byLocale(site render.Site, reqs []fetch.Request) []localeRequests {
 	return groups
 }
 
-// maxSnapshotBytes bounds the field values of the snapshot of one locale
-// (the memory it takes is a few times more); a larger locale is rendered
-// from Postgres.
-const maxSnapshotBytes = 256 << 20
-
 // republishSource is what the chunks of a republish render from: the
 // snapshot of the locale at hand and the render number taken before it
 // was read.
 type republishSource struct {
 	locale   string
 	snap     *source.Snapshot // nil: Postgres
-	seq      int64
+	version  int64
 	tooLarge map[string]bool
 }
 
@@ -190,15 +179,15 @@ func (s *republishSource) update(ctx context.Context, p *Publisher, site render.
 			return err
 		}
 	}
-	seq, err := p.nextSeq(ctx)
+	version, err := p.nextVersion(ctx)
 	if err != nil {
 		return err
 	}
-	s.locale, s.snap, s.seq = locale, nil, seq
+	s.locale, s.snap, s.version = locale, nil, version
 	if locale == "" || s.tooLarge[locale] {
 		return nil
 	}
-	snap, err := source.LoadSnapshot(ctx, p.content, site.Instance, locale, maxSnapshotBytes)
+	snap, err := source.LoadSnapshot(ctx, p.content, site.Instance, locale, p.cfg.SnapshotBytes)
 	switch {
 	case errors.Is(err, source.ErrSnapshotTooLarge):
 		p.log.Info("publisher: republish renders from Postgres: the published content is larger than a snapshot",
@@ -227,9 +216,9 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 	if err := src.update(ctx, p, site, locale); err != nil {
 		return outcome{}, err
 	}
-	opts := writeOpts{seq: src.seq, force: true, listing: listing}
+	opts := writeOpts{version: src.version, force: true, listing: listing}
 	if src.snap != nil {
-		opts.src = src.snap
+		opts.src = newTreeSource(src.snap, nil)
 	}
 	return p.publish(ctx, site, reqs, opts, progress)
 }
@@ -240,21 +229,19 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 // made from.
 func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.Request, []membership, error) {
 	inst, guid := site.Instance, site.Instance.Guid
-	var containers, channels []string
-	if err := p.db.SelectContext(ctx, &containers, containerNamesSQL, inst.ID); err != nil {
+	containers, err := p.content.ContainerNames(ctx, inst)
+	if err != nil {
 		return nil, nil, err
 	}
-	if err := p.db.SelectContext(ctx, &channels, channelNamesSQL, inst.ID); err != nil {
+	channels, err := p.content.ChannelNames(ctx, inst)
+	if err != nil {
 		return nil, nil, err
 	}
 	var reqs []fetch.Request
 	var members []membership
 	for _, l := range site.Locales {
-		var items, pages []int64
-		if err := p.db.SelectContext(ctx, &items, publishedItemsSQL, inst.ID, l.Code); err != nil {
-			return nil, nil, err
-		}
-		if err := p.db.SelectContext(ctx, &pages, publishedPagesSQL, inst.ID, l.Code); err != nil {
+		items, pages, err := p.content.PublishedIDs(ctx, inst, l.Code)
+		if err != nil {
 			return nil, nil, err
 		}
 		for _, id := range items {
@@ -267,7 +254,7 @@ func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.R
 			reqs = append(reqs, sitemapRequest(guid, l.Code, ch, false), sitemapRequest(guid, l.Code, ch, true))
 		}
 		for _, ref := range containers {
-			ids, found, err := p.members(ctx, inst.ID, l.Code, ref)
+			ids, found, err := p.content.VisibleItems(ctx, inst, l.Code, ref)
 			if err != nil {
 				return nil, nil, err
 			}

@@ -18,6 +18,7 @@ import (
 // Fetch API answers, for every kind of object and content the editor makes
 // (write-backs included).
 func TestRepublishRandom(t *testing.T) {
+	t.Parallel()
 	rounds := 25
 	if testing.Short() {
 		rounds = 8
@@ -28,6 +29,7 @@ func TestRepublishRandom(t *testing.T) {
 // TestRepublishRandomMinIO is the same against a real MinIO server, where
 // Republish writes with conditional PUTs and no HEAD.
 func TestRepublishRandomMinIO(t *testing.T) {
+	t.Parallel()
 	rounds := 10
 	if testing.Short() {
 		rounds = 4
@@ -114,6 +116,7 @@ func TestRepublishConcurrentEdits(t *testing.T) {
 // publisher's back after a publish (the table still has the old ETag, the
 // store other bytes) is written again.
 func TestRepublishListedStale(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	e.buildSite()
 	p := e.publisher(Config{})

@@ -1,6 +1,8 @@
 package publisher
 
 import (
+	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 )
 
 func TestRequestKeys(t *testing.T) {
+	t.Parallel()
 	pp := func(path string) fetch.Request {
 		r, err := pagePathRequest("acme", "fr-CA", "website", path)
 		if err != nil {
@@ -42,6 +45,7 @@ func TestRequestKeys(t *testing.T) {
 }
 
 func TestListPages(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		total int
 		want  []int // skips
@@ -64,6 +68,7 @@ func TestListPages(t *testing.T) {
 }
 
 func TestWindow(t *testing.T) {
+	t.Parallel()
 	ids := []int64{1, 2, 3, 4, 5}
 	tests := []struct {
 		skip, take int
@@ -82,6 +87,7 @@ func TestWindow(t *testing.T) {
 }
 
 func TestListOf(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		query string
 		want  string
@@ -103,6 +109,7 @@ func TestListOf(t *testing.T) {
 }
 
 func TestSitemapPaths(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		body    string
 		want    []string
@@ -110,8 +117,13 @@ func TestSitemapPaths(t *testing.T) {
 	}{
 		{`{}`, nil, false},
 		{`{"/home":{"title":"Home","children":null},"/home/blog":{"a":[1,{"b":2}]}}`, []string{"/home", "/home/blog"}, false},
+		{`{"/a\"b": {"x":"}]"} , "/c":null}`, []string{`/a"b`, "/c"}, false},
 		{`[]`, nil, true},
 		{`{"/a":`, nil, true},
+		{`{"/a":{"x":1}`, nil, true},
+		{`{"/a":"x`, nil, true},
+		{`{"/a" 1}`, nil, true},
+		{`{"/a":1 "/b":2}`, nil, true},
 	}
 	for _, tc := range tests {
 		got, err := sitemapPaths([]byte(tc.body))
@@ -121,10 +133,47 @@ func TestSitemapPaths(t *testing.T) {
 	}
 }
 
+func TestSitemapNodes(t *testing.T) {
+	paths, nodes, err := sitemapNodes([]byte(`{"/a":{"t":"x,}","v":{"m":true}}, "/b" : [1, 2] }`))
+	want := map[string]string{"/a": `{"t":"x,}","v":{"m":true}}`, "/b": `[1, 2]`}
+	if err != nil || !slices.Equal(paths, []string{"/a", "/b"}) || len(nodes) != 2 {
+		t.Fatalf("sitemapNodes = %v, %v, %v", paths, nodes, err)
+	}
+	for p, w := range want {
+		if string(nodes[p]) != w {
+			t.Errorf("node %s = %s, want %s", p, nodes[p], w)
+		}
+	}
+}
+
 func TestQualify(t *testing.T) {
+	t.Parallel()
 	got := qualify("acme", "fr-CA", []string{"c:posts", "i:12", "p:3", "s:website"})
 	want := []string{"acme.fr-ca.c:posts", "acme.fr-ca.i:12", "acme.fr-ca.p:3", "acme.fr-ca.s:website"}
 	if !slices.Equal(got, want) {
 		t.Errorf("qualify = %v, want %v", got, want)
+	}
+}
+
+// BenchmarkSitemapNodes reads a flat sitemap of 100,000 nodes, as a batch
+// does twice (the one in the store and the new one) when a sitemap of a
+// dynamic page over 100,000 items changes.
+func BenchmarkSitemapNodes(b *testing.B) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i := range 100_000 {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		fmt.Fprintf(&buf, `"/blog/post-%d":{"title":"Post %d","name":"post-%d","pageID":2,"menuText":"Post %d","visible":{"menu":true,"sitemap":true},"path":"/blog/post-%d","redirect":null,"isFolder":false,"contentID":%d}`,
+			i, i, i, i, i, i+10)
+	}
+	buf.WriteByte('}')
+	body := buf.Bytes()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		if _, nodes, err := sitemapNodes(body); err != nil || len(nodes) != 100_000 {
+			b.Fatal(len(nodes), err)
+		}
 	}
 }

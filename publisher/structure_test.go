@@ -60,6 +60,7 @@ func (e *env) count(query string, args ...any) int {
 // (the edge missed them); Archive's were rendered by a republish, which
 // records their memberships.
 func TestContainerDeleteWithdrawsLists(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	e.buildSite()
 	_, err := e.cs.CreateContainer(e.ctx, e.inst, "Archive", "Tag")
@@ -111,6 +112,7 @@ func TestContainerDeleteWithdrawsLists(t *testing.T) {
 // at once; a deleted one leaves nothing in the store, not even the variants
 // the origin wrote back.
 func TestLocaleCreateAndDelete(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	e.buildSite()
 	p := e.publisher(Config{})
@@ -163,6 +165,7 @@ func TestLocaleCreateAndDelete(t *testing.T) {
 // TestChannelCreate: a new channel's sitemaps exist in every locale as soon
 // as it is created, and its first page shows in them.
 func TestChannelCreate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	e.buildSite()
 	p := e.publisher(Config{})
@@ -197,6 +200,7 @@ func TestChannelCreate(t *testing.T) {
 // TestPageMoveEveryLocale: a page moved in one locale moves in every
 // locale's sitemaps and page paths (the page, and below it its children).
 func TestPageMoveEveryLocale(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, folderStore)
 	s := e.buildSite()
 	child := e.newPage(&s.about, "Team", nil)

@@ -165,15 +165,17 @@ func (p *Publisher) verifyLocale(ctx context.Context, site render.Site, group lo
 	if len(group.reqs) == 0 {
 		return nil
 	}
-	var src render.Source
+	// A tree source shares each channel's sitemap among the renders, so
+	// that N pages by path build one sitemap, not N.
+	src := newTreeSource(p.reads, nil)
 	if group.locale != "" {
-		snap, err := source.LoadSnapshot(ctx, p.content, site.Instance, group.locale, maxSnapshotBytes)
+		snap, err := source.LoadSnapshot(ctx, p.content, site.Instance, group.locale, p.cfg.SnapshotBytes)
 		switch {
 		case errors.Is(err, source.ErrSnapshotTooLarge): // render from Postgres
 		case err != nil:
 			return err
 		default:
-			src = snap
+			src = newTreeSource(snap, nil)
 		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)

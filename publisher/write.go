@@ -1,11 +1,10 @@
 package publisher
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
+	"github.com/edgecms/edgecms/metrics"
 	"slices"
 	"sort"
 	"strings"
@@ -36,14 +35,57 @@ type rendered struct {
 	key  string
 	body []byte
 	etag string
-	tags []string // qualified, sorted
+	tags []string // qualified, sorted: the object's tags in the store
+	// deps are the tags the objects table records, which find the object
+	// when something changes: tags, with a page by path's node tags
+	// (render.Result.NodeTags) marked so that no change matches them.
+	// The sitemap comparison (sitemap.go) covers those instead.
+	deps []string
+	// item is render.Result.Item: for a page by path at a dynamic page's
+	// node, the item of the node.
+	item int64
 	gone bool
+}
+
+// rowTags returns the tags the objects table records of r.
+func (r *rendered) rowTags() []string {
+	if r.deps == nil {
+		return r.tags
+	}
+	return r.deps
+}
+
+// nodeTagMark marks, in the objects table, a tag a page by path carries
+// only through its sitemap node.
+const nodeTagMark = "~"
+
+// depsOf returns the deps of a page by path rendered as res: its tags, the
+// node tags marked. Only the maintained variant of a path is left to the
+// sitemap comparison, which renders exactly those requests; other variants
+// (written back) keep every tag.
+func depsOf(guid string, req fetch.Request, res render.Result, tags []string) []string {
+	if len(res.NodeTags) == 0 || req.Kind != fetch.PageByPath {
+		return tags
+	}
+	if canon, err := pagePathRequest(guid, req.Locale, req.Channel, req.Path); err != nil || canon.Key() != req.Key() {
+		return tags
+	}
+	deps := make([]string, 0, len(res.Tags))
+	for _, t := range res.Tags {
+		if slices.Contains(res.NodeTags, t) {
+			t = nodeTagMark + t
+		}
+		deps = append(deps, qualified(guid, req.Locale, t))
+	}
+	slices.Sort(deps)
+	return deps
 }
 
 // renderOne renders req for the store, reading content from src (nil:
 // Postgres).
 func (p *Publisher) renderOne(ctx context.Context, site render.Site, req fetch.Request, src render.Source) (*rendered, error) {
 	r := &rendered{req: req, key: req.Key()}
+	p.stats.rendered.Add(1)
 	var res render.Result
 	var err error
 	if src != nil {
@@ -61,14 +103,16 @@ func (p *Publisher) renderOne(ctx context.Context, site render.Site, req fetch.R
 	r.body = res.Body
 	r.etag = store.ETag(res.Body)
 	r.tags = qualify(site.Instance.Guid, req.Locale, res.Tags)
+	r.deps = depsOf(site.Instance.Guid, req, res, r.tags)
+	r.item = res.Item
 	return r, nil
 }
 
 // writeOpts say how a set of objects is written.
 type writeOpts struct {
-	// seq is the render number, taken before any of the renders read
-	// content.
-	seq int64
+	// version is the render number, taken before any of the renders read
+	// content: a write never replaces a row of a larger version.
+	version int64
 	// force Puts every rendered object (the store still skips unchanged
 	// bytes) and deletes every gone one, even when the objects table says
 	// the store holds them already: republish and write-back repair.
@@ -76,7 +120,7 @@ type writeOpts struct {
 	// expand adds the page paths of every flat sitemap rendered.
 	expand bool
 	// src, when set, is what renders read content from instead of
-	// Postgres (a snapshot, taken after seq).
+	// Postgres (a snapshot, taken after version).
 	src render.Source
 	// listing, when set, is what the store held under the instance's
 	// fetch prefix before the writes began (a missing key: nothing), so
@@ -84,17 +128,28 @@ type writeOpts struct {
 	// trusted only where the objects table agrees with it or knows
 	// nothing of the key.
 	listing map[string]*store.Info
+	// maybe, with expand, are sitemaps to render only if the pages by
+	// path of their items, rendered among the requests or kept, changed.
+	maybe []maybeSitemap
+	kept  []nodePath
+	// members, when src is not set, are memberships the renders take list
+	// windows from (treeSource).
+	members []membership
 }
 
 // change is an object whose stored state changed.
 type change struct {
 	key              string
+	req              fetch.Request
 	oldTags, newTags []string
 }
 
 // outcome is what a publish did.
 type outcome struct {
 	changed []change
+	// same are the keys rendered and left as they were, when the write
+	// has maybe sitemaps to decide.
+	same []string
 	// Counts of objects: rendered, Put or deleted in the store, left as
 	// they were, and left because a newer render had written them.
 	rendered, written, deleted, unchanged, superseded int
@@ -102,6 +157,7 @@ type outcome struct {
 
 func (o *outcome) add(x outcome) {
 	o.changed = append(o.changed, x.changed...)
+	o.same = append(o.same, x.same...)
 	o.rendered += x.rendered
 	o.written += x.written
 	o.deleted += x.deleted
@@ -109,42 +165,84 @@ func (o *outcome) add(x outcome) {
 	o.superseded += x.superseded
 }
 
-// publish renders reqs and writes them, then (with expand) the page paths
-// of the flat sitemaps among them. progress, when not nil, is called with
-// the number of objects done after each chunk.
+// publish renders reqs and writes them. With expand, the sitemaps among
+// them come last, with the pages by path whose node they changed
+// (sitemap.go). progress, when not nil, is called with the number of
+// objects done after each chunk.
 func (p *Publisher) publish(ctx context.Context, site render.Site, reqs []fetch.Request, opts writeOpts, progress func(int)) (outcome, error) {
 	seen := make(map[string]bool, len(reqs))
-	var todo []fetch.Request
+	var todo, maps []fetch.Request
 	for _, r := range reqs {
-		if k := r.Key(); !seen[k] {
-			seen[k] = true
+		k := r.Key()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if opts.expand && (r.Kind == fetch.SitemapFlat || r.Kind == fetch.SitemapNested) {
+			maps = append(maps, r)
+		} else {
 			todo = append(todo, r)
 		}
 	}
+	if opts.src == nil {
+		opts.src = newTreeSource(p.reads, opts.members)
+	}
 	var out outcome
-	var flats []*rendered
-	keepFlat := func(r *rendered) {
-		if opts.expand && r.req.Kind == fetch.SitemapFlat && !r.gone {
-			flats = append(flats, r)
-		}
-	}
-	if err := p.renderWrite(ctx, site, todo, opts, &out, keepFlat, progress); err != nil {
-		return out, err
-	}
-	if len(flats) == 0 {
-		return out, nil
-	}
-	var more []fetch.Request
-	for _, f := range flats {
-		for _, req := range p.pagePaths(site, f) {
-			if k := req.Key(); !seen[k] {
-				seen[k] = true
-				more = append(more, req)
+	paths := slices.Clone(opts.kept) // pages by path at dynamic nodes, when maybe needs them
+	var keep func(*rendered)
+	if len(opts.maybe) > 0 {
+		keep = func(r *rendered) {
+			if r.item != 0 {
+				paths = append(paths, nodePath{key: r.key, locale: r.req.Locale, channel: r.req.Channel, item: r.item})
 			}
 		}
 	}
-	err := p.renderWrite(ctx, site, more, opts, &out, nil, progress)
+	if err := p.renderWrite(ctx, site, todo, opts, &out, keep, progress); err != nil {
+		return out, err
+	}
+	for _, m := range opts.maybe {
+		if k := m.req.Key(); !seen[k] && !nodesKept(m, paths, out.same, opts.kept) {
+			seen[k] = true
+			maps = append(maps, m.req)
+		}
+	}
+	err := p.publishSitemaps(ctx, site, maps, opts, &out, seen, progress)
 	return out, err
+}
+
+// nodePath is a page by path at a dynamic page's node, rendered.
+type nodePath struct {
+	key, locale, channel string
+	item                 int64
+}
+
+// nodesKept reports whether every item of m has a page by path in m's
+// locale and channel among paths, and all of them were left as they were
+// (same) or not rendered because their node was kept (unrendered).
+func nodesKept(m maybeSitemap, paths []nodePath, same []string, unrendered []nodePath) bool {
+	kept := make(map[string]bool, len(same)+len(unrendered))
+	for _, k := range same {
+		kept[k] = true
+	}
+	for _, n := range unrendered {
+		kept[n.key] = true
+	}
+	for _, id := range m.items {
+		found := false
+		for _, r := range paths {
+			if r.item != id || !strings.EqualFold(r.locale, m.req.Locale) || !strings.EqualFold(r.channel, m.req.Channel) {
+				continue
+			}
+			if !kept[r.key] {
+				return false
+			}
+			found = true
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // pagePaths returns the page-by-path requests of every path in a rendered
@@ -167,25 +265,18 @@ func (p *Publisher) pagePaths(site render.Site, flat *rendered) []fetch.Request 
 	return out
 }
 
-// sitemapPaths returns the keys of a flat sitemap object, in order.
-func sitemapPaths(body []byte) ([]string, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, fmt.Errorf("flat sitemap is not an object")
-	}
-	var paths []string
-	for dec.More() {
-		t, err := dec.Token()
+// writeAll writes objects already rendered, chunk by chunk.
+func (p *Publisher) writeAll(ctx context.Context, guid string, rs []*rendered, opts writeOpts, out *outcome) error {
+	for len(rs) > 0 {
+		n := min(chunkSize, len(rs))
+		o, err := p.writeChunk(ctx, guid, rs[:n], opts)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		paths = append(paths, t.(string))
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, err
-		}
+		out.add(o)
+		rs = rs[n:]
 	}
-	return paths, nil
+	return nil
 }
 
 // renderWrite renders reqs with Workers goroutines and writes the results
@@ -343,7 +434,7 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 		ops := make([]*op, 0, len(rs))
 		for _, r := range rs {
 			row := rows[r.key]
-			if row.Version >= opts.seq {
+			if row.Version >= opts.version {
 				out.superseded++
 				continue
 			}
@@ -352,7 +443,7 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 				o.changed = row.ETag.Valid
 				o.store = o.changed || opts.force
 			} else {
-				same := row.ETag.Valid && row.ETag.String == r.etag && slices.Equal([]string(row.Tags), r.tags)
+				same := row.ETag.Valid && row.ETag.String == r.etag && slices.Equal([]string(row.Tags), r.rowTags())
 				o.changed = !same
 				o.store = !same || opts.force
 			}
@@ -388,6 +479,9 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 				}
 				o.err = err
 				o.changed = o.changed || written
+				if written {
+					metrics.PublisherObjectsWritten.Inc()
+				}
 			}()
 		}
 		wg.Wait()
@@ -401,6 +495,9 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 			if !o.changed {
 				same = append(same, o.r.key)
 				out.unchanged++
+				if len(opts.maybe) > 0 {
+					out.same = append(out.same, o.r.key)
+				}
 				continue
 			}
 			u.keys = append(u.keys, o.r.key)
@@ -408,9 +505,9 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 			u.requests = append(u.requests, requestString(o.r.req))
 			u.lists = append(u.lists, listOf(o.r.req))
 			u.etags = append(u.etags, o.r.etag)
-			u.tags = append(u.tags, strings.Join(o.r.tags, " "))
+			u.tags = append(u.tags, strings.Join(o.r.rowTags(), " "))
 			changed = append(changed, o.r.key)
-			out.changed = append(out.changed, change{key: o.r.key, oldTags: o.row.Tags, newTags: o.r.tags})
+			out.changed = append(out.changed, change{key: o.r.key, req: o.r.req, oldTags: o.row.Tags, newTags: o.r.rowTags()})
 			if o.r.gone {
 				out.deleted++
 			} else {
@@ -418,13 +515,13 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 			}
 		}
 		if len(u.keys) > 0 {
-			if _, err := tx.ExecContext(ctx, upsertRowsSQL, guid, opts.seq, pq.Array(u.keys), pq.Array(u.locales),
+			if _, err := tx.ExecContext(ctx, upsertRowsSQL, guid, opts.version, pq.Array(u.keys), pq.Array(u.locales),
 				pq.Array(u.requests), pq.Array(u.lists), pq.Array(u.etags), pq.Array(u.tags)); err != nil {
 				return fmt.Errorf("record objects: %w", err)
 			}
 		}
 		if len(same) > 0 {
-			if _, err := tx.ExecContext(ctx, bumpRowsSQL, opts.seq, pq.Array(same)); err != nil {
+			if _, err := tx.ExecContext(ctx, bumpRowsSQL, opts.version, pq.Array(same)); err != nil {
 				return fmt.Errorf("record objects: %w", err)
 			}
 		}
@@ -438,14 +535,15 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 	if err != nil {
 		return outcome{}, fmt.Errorf("write objects of %s: %w", guid, err)
 	}
+	p.stats.written.Add(int64(out.written + out.deleted))
 	return out, nil
 }
 
-// nextSeq takes a render number.
-func (p *Publisher) nextSeq(ctx context.Context) (int64, error) {
-	var seq int64
-	if err := p.db.GetContext(ctx, &seq, `SELECT nextval('publisher_renders')`); err != nil {
+// nextVersion takes a render number.
+func (p *Publisher) nextVersion(ctx context.Context) (int64, error) {
+	var v int64
+	if err := p.db.GetContext(ctx, &v, `SELECT nextval('publisher_renders')`); err != nil {
 		return 0, fmt.Errorf("render number: %w", err)
 	}
-	return seq, nil
+	return v, nil
 }

@@ -151,10 +151,10 @@ func (p *Publisher) writeBack(ctx context.Context, guid string, reqs []fetch.Req
 		return 0, err
 	}
 	defer l.release()
-	seq, err := p.nextSeq(ctx)
+	version, err := p.nextVersion(ctx)
 	if err != nil {
 		return 0, err
 	}
-	out, err := p.publish(ctx, site, reqs, writeOpts{seq: seq, force: true}, nil)
+	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, force: true}, nil)
 	return len(out.changed), err
 }

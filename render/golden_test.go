@@ -59,6 +59,7 @@ func goldenCases() []struct{ name, url string } {
 // go test ./render -run TestGolden -update to rewrite them after a reviewed
 // change.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	var tags strings.Builder
 	for _, c := range goldenCases() {

@@ -717,12 +717,3 @@ func writeImageDecoded(w *writer, raw json.RawMessage, assetURL func(key string)
 }
 
 func lower(s string) string { return strings.ToLower(s) }
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}

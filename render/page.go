@@ -3,7 +3,6 @@ package render
 import (
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/problem"
@@ -30,18 +29,18 @@ func (j *job) pageByPath() error {
 	if err != nil {
 		return err
 	}
-	var hit *smNode
-	sm.walk(func(n *smNode) bool {
-		if strings.EqualFold(n.path, j.req.Path) {
-			hit = n
-			return false
-		}
-		return true
-	})
+	hit := sm.find(j.req.Path)
 	if hit == nil {
 		return problem.NotFoundf("channel %q has no page at path %q in locale %q", sm.channel, j.req.Path, j.locale)
 	}
+	if hit.path == j.req.Path {
+		j.nodeTags = map[string]struct{}{}
+		for t := range j.tags {
+			j.nodeTags[t] = struct{}{} // so far, only the sitemap tagged
+		}
+	}
 	p := hit.page
+	j.nodeItem = hit.contentID
 	if hit.contentID != 0 {
 		j.tag(ItemTag(hit.contentID))
 	}

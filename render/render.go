@@ -81,6 +81,17 @@ type Result struct {
 	//
 	// A change to any of them may change Body.
 	Tags []string
+	// NodeTags, set for a page by path whose request names its sitemap
+	// node's path exactly, are the Tags the answer depends on only through
+	// that node: the channel's page tree and the containers of its dynamic
+	// pages, which locate the page. As long as the channel's flat sitemap
+	// shows the same node at the path, a change to them leaves Body as it
+	// was; the publisher compares sitemap nodes instead of rendering every
+	// page by path again (publisher/sitemap.go).
+	NodeTags []string
+	// Item, for a page by path at a node of a dynamic page, is the item the
+	// node stands for (0 otherwise).
+	Item int64
 }
 
 // ItemTag makes the tag of an item.
@@ -185,7 +196,12 @@ func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src
 	if err != nil {
 		return Result{}, fmt.Errorf("render %s: %w", req.Kind, err)
 	}
-	return Result{Body: j.w.b, Tags: j.sortedTags()}, nil
+	res := Result{Body: j.w.b, Tags: j.sortedTags(), Item: j.nodeItem}
+	for t := range j.nodeTags {
+		res.NodeTags = append(res.NodeTags, t)
+	}
+	slices.Sort(res.NodeTags)
+	return res, nil
 }
 
 // job is the state of one render: what is loaded, the output and the tags.
@@ -212,9 +228,17 @@ type job struct {
 
 	w    writer
 	tags map[string]struct{}
+	// nodeTags, for a page by path, are the tags only the sitemap added
+	// (see Result.NodeTags): tag removes what anything else adds.
+	nodeTags map[string]struct{}
+	// nodeItem is Result.Item.
+	nodeItem int64
 }
 
-func (j *job) tag(t string) { j.tags[t] = struct{}{} }
+func (j *job) tag(t string) {
+	j.tags[t] = struct{}{}
+	delete(j.nodeTags, t)
+}
 
 func (j *job) sortedTags() []string {
 	out := make([]string, 0, len(j.tags))

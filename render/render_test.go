@@ -15,6 +15,7 @@ import (
 )
 
 func TestAppendString(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ in, want string }{
 		{"", `""`},
 		{"plain", `"plain"`},
@@ -39,6 +40,7 @@ func TestAppendString(t *testing.T) {
 }
 
 func TestWriter(t *testing.T) {
+	t.Parallel()
 	var w writer
 	w.open('{')
 	w.key("a")
@@ -97,6 +99,7 @@ func num(v any) int64 {
 }
 
 func TestRules(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	hello, second, draft := f.item["hello"], f.item["second"], f.item["draft"]
 
@@ -306,6 +309,7 @@ func TestRules(t *testing.T) {
 }
 
 func TestSortPath(t *testing.T) {
+	t.Parallel()
 	f := content.Fields{
 		{Name: "title", Type: content.TypeText},
 		{Name: "image", Type: content.TypeImage},
@@ -396,6 +400,7 @@ func BenchmarkWriteItem(b *testing.B) {
 }
 
 func TestSplitObject(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want map[string]string // member -> raw value
@@ -439,6 +444,7 @@ func TestSplitObject(t *testing.T) {
 }
 
 func TestParseLink(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		typ  content.FieldType
 		in   string
@@ -463,6 +469,7 @@ func TestParseLink(t *testing.T) {
 }
 
 func TestWriteImage(t *testing.T) {
+	t.Parallel()
 	hash := strings.Repeat("ab", 32)
 	assetURL := func(key string) string { return "https://cdn.example.com/" + key }
 	tests := []struct{ in, want string }{
@@ -501,6 +508,7 @@ func TestWriteImage(t *testing.T) {
 // Postgres's generic plan after its first five runs, so that it is not
 // planned again on every request (see source.Reader).
 func TestPlansSettle(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.db.SetMaxOpenConns(1) // pg_prepared_statements is per connection
 	for range 8 {

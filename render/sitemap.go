@@ -3,6 +3,7 @@ package render
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/render/source"
@@ -19,10 +20,98 @@ type smNode struct {
 	children  []*smNode
 }
 
-// sitemapTree is the sitemap of a channel in one locale and flavour.
+// sitemapTree is the sitemap of a channel in one locale and flavour. It is
+// never changed once built, so renders may share it (SitemapMemo).
 type sitemapTree struct {
 	channel string
 	roots   []*smNode
+
+	indexOnce sync.Once
+	byPath    map[string][]*smNode // lower-case path -> nodes, in sitemap order
+}
+
+// find returns the first node, in sitemap order, whose path equals path
+// ignoring case, or nil.
+func (t *sitemapTree) find(path string) *smNode {
+	t.indexOnce.Do(func() {
+		t.byPath = map[string][]*smNode{}
+		t.walk(func(n *smNode) bool {
+			k := strings.ToLower(n.path)
+			t.byPath[k] = append(t.byPath[k], n)
+			return true
+		})
+	})
+	for _, n := range t.byPath[strings.ToLower(path)] {
+		if strings.EqualFold(n.path, path) {
+			return n
+		}
+	}
+	// EqualFold folds a few characters that ToLower does not (the Kelvin
+	// sign, ...): look through every node before saying no.
+	var hit *smNode
+	t.walk(func(n *smNode) bool {
+		if strings.EqualFold(n.path, path) {
+			hit = n
+			return false
+		}
+		return true
+	})
+	return hit
+}
+
+// SitemapMemo, embedded in a Source, lets the renders that read that
+// source share the sitemap trees they build, one per locale, flavour and
+// channel: a page by path otherwise builds its channel's whole sitemap,
+// which for a dynamic page over N items makes N pages by path cost N²
+// nodes. The Source must then answer for one instance and not change
+// while the renders run (the publisher's per-batch sources, a snapshot).
+// The zero value is ready to use.
+type SitemapMemo struct {
+	mu    sync.Mutex
+	trees map[string]*memoTree
+}
+
+type memoTree struct {
+	once sync.Once
+	tree *sitemapTree
+	tags []string
+	err  error
+}
+
+func (m *SitemapMemo) sitemapMemo() *SitemapMemo { return m }
+
+func (m *SitemapMemo) entry(key string) *memoTree {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.trees == nil {
+		m.trees = map[string]*memoTree{}
+	}
+	e := m.trees[key]
+	if e == nil {
+		e = &memoTree{}
+		m.trees[key] = e
+	}
+	return e
+}
+
+// loadSitemap returns the sitemap of a channel (buildSitemap), from the
+// source's SitemapMemo when it has one, and tags the job with what it is
+// made from.
+func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
+	memo, ok := j.src.(interface{ sitemapMemo() *SitemapMemo })
+	if !ok {
+		t, tags, err := j.buildSitemap(channel)
+		for _, tag := range tags {
+			j.tag(tag)
+		}
+		return t, err
+	}
+	e := memo.sitemapMemo().entry(j.locale + "\x00" + string(j.fl) + "\x00" + strings.ToLower(channel))
+	e.once.Do(func() { e.tree, e.tags, e.err = j.buildSitemap(channel) })
+	for _, tag := range e.tags {
+		j.tag(tag)
+	}
+	return e.tree, e.err
 }
 
 // walk visits the nodes in sitemap order (a parent before its children)
@@ -40,19 +129,19 @@ func (t *sitemapTree) walk(visit func(*smNode) bool) {
 	rec(t.roots)
 }
 
-// loadSitemap builds the sitemap of a channel: its visible pages, a parent
+// buildSitemap builds the sitemap of a channel: its visible pages, a parent
 // before its children and siblings in order. A page whose parent is not
 // visible is left out with its subtree, since its path would lead nowhere.
 // A dynamic page has no node of its own but one node per visible item of
 // its container, at the parent's path and the page name made from the
 // item's path field; pages below a dynamic page repeat below each item.
 // A path already taken gets -2, -3, ... appended, in sitemap order.
-func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
+func (j *job) buildSitemap(channel string) (*sitemapTree, []string, error) {
 	ch, pages, err := j.src.ChannelPages(j.ctx, j.inst, j.locale, j.fl, channel)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	j.tag(ChannelTag(ch.Name))
+	tags := []string{ChannelTag(ch.Name)}
 
 	children := map[int64][]*source.PageVersion{}
 	var roots []*source.PageVersion
@@ -67,15 +156,15 @@ func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
 		}
 		if p.PageType == content.PageDynamic && p.DynamicContainerID != 0 {
 			binding[p.PageID] = len(bindings)
-			bindings = append(bindings, source.DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField})
-			j.tag(ContainerTag(p.DynamicReferenceName))
+			bindings = append(bindings, source.DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField, TitleField: p.DynamicTitleField})
+			tags = append(tags, ContainerTag(p.DynamicReferenceName))
 		}
 	}
 	items := make([][]source.DynamicItem, len(bindings))
 	if len(bindings) > 0 {
 		ds, err := j.src.DynamicItems(j.ctx, j.inst, j.locale, j.fl, bindings)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, d := range ds {
 			items[d.Binding] = append(items[d.Binding], d)
@@ -101,7 +190,13 @@ func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
 					if strings.TrimSpace(it.PathValue) != "" {
 						slug = content.PageName(it.PathValue)
 					}
-					n := &smNode{page: p, title: it.PathValue, menuText: it.PathValue, contentID: it.ContentID}
+					// Named after the item, as Agility does: its title
+					// field, else the path value.
+					title := it.TitleValue
+					if strings.TrimSpace(title) == "" {
+						title = it.PathValue
+					}
+					n := &smNode{page: p, title: title, menuText: title, contentID: it.ContentID}
 					n.path = unique(prefix + "/" + slug)
 					n.name = n.path[strings.LastIndexByte(n.path, '/')+1:]
 					n.children = build(children[p.PageID], n.path)
@@ -116,7 +211,7 @@ func (j *job) loadSitemap(channel string) (*sitemapTree, error) {
 		}
 		return out
 	}
-	return &sitemapTree{channel: ch.Name, roots: build(roots, "")}, nil
+	return &sitemapTree{channel: ch.Name, roots: build(roots, "")}, tags, nil
 }
 
 // sitemap renders GET /{locale}/sitemap/flat/{channel} (an object keyed by

@@ -19,6 +19,7 @@ import (
 // from Postgres and from a source.Snapshot, and wants the same bytes,
 // tags and errors.
 func TestSnapshotRendersAlike(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	snaps := map[string]*source.Snapshot{}
 	for _, l := range f.site.Locales {
@@ -99,6 +100,7 @@ func TestSnapshotRendersAlike(t *testing.T) {
 // TestSnapshotRefuses checks that a snapshot answers only for its own
 // instance, locale and flavour, and only the kinds it holds everything for.
 func TestSnapshotRefuses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s, err := source.LoadSnapshot(f.ctx, f.s, f.inst, en, 1<<30)
 	f.check("LoadSnapshot", err)
@@ -120,6 +122,7 @@ func TestSnapshotRefuses(t *testing.T) {
 // TestSnapshotCurrent checks that a snapshot knows when an event of its
 // instance was committed after it was read.
 func TestSnapshotCurrent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	s, err := source.LoadSnapshot(f.ctx, f.s, f.inst, en, 1<<30)
 	f.check("LoadSnapshot", err)

@@ -58,6 +58,7 @@ func (f *fixture) syncAll(flavour, locale, kind string, pageSize int) (map[int64
 // answers at depth 0, and that the streams hold exactly what the flavour
 // shows.
 func TestSyncMatchesFetch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, fl := range []string{"fetch", "preview"} {
 		for _, loc := range []string{en, fr} {
@@ -104,6 +105,7 @@ func TestSyncMatchesFetch(t *testing.T) {
 // TestSyncChanges follows the fetch item stream through an unpublish, an
 // edit and a republish, and the page stream through a page unpublish.
 func TestSyncChanges(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	_, token := f.syncAll("fetch", en, "items", 500)
 	_, pageToken := f.syncAll("fetch", en, "pages", 500)
@@ -144,6 +146,7 @@ func TestSyncChanges(t *testing.T) {
 // TestSyncGolden keeps the shapes of sync answers (with a tombstone),
 // gallery and URL redirection answers as golden files.
 func TestSyncGolden(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.check("stamp", stamp(f))
 	_, before := f.syncAll("preview", en, "items", 500)
@@ -191,6 +194,7 @@ func stamp(f *fixture) error {
 }
 
 func TestGalleryAndRedirections(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	for _, url := range []string{"/fetch/gallery/8", "/preview/gallery/999999"} {
 		if _, err := f.render(url); !problem.Is(err, problem.NotFound) {

@@ -37,6 +37,10 @@ type Config struct {
 	// stays in the sync streams; a client whose token is older starts again
 	// from 0 (default 90 days).
 	SyncTombstoneRetention time.Duration
+	// AuditRetention is how long the audit log keeps who did what
+	// (default 365 days; never less than content.MinAuditRetention, 90
+	// days, whatever the event log keeps).
+	AuditRetention time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -47,6 +51,7 @@ const (
 	DefaultMaintenanceInterval    = time.Minute
 	DefaultEventRetention         = 24 * time.Hour
 	DefaultSyncTombstoneRetention = 90 * 24 * time.Hour
+	DefaultAuditRetention         = 365 * 24 * time.Hour
 )
 
 func (c Config) withDefaults() Config {
@@ -62,6 +67,10 @@ func (c Config) withDefaults() Config {
 	if c.SyncTombstoneRetention <= 0 {
 		c.SyncTombstoneRetention = DefaultSyncTombstoneRetention
 	}
+	if c.AuditRetention <= 0 {
+		c.AuditRetention = DefaultAuditRetention
+	}
+	c.AuditRetention = max(c.AuditRetention, content.MinAuditRetention)
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -147,6 +156,8 @@ func Maintain(ctx context.Context, store *content.Store, cfg Config, log *slog.L
 	logErr("trim events", err)
 	pruned, err := stamper.Prune(ctx, now.Add(-cfg.SyncTombstoneRetention))
 	logErr("prune sync tombstones", err)
+	_, err = store.TrimAudit(ctx, now.Add(-cfg.AuditRetention), 10000)
+	logErr("trim audit log", err)
 	if stamped+int(trimmed)+int(pruned) > 0 {
 		log.Info("scheduler: maintenance", "stamped", stamped, "trimmedEvents", trimmed, "prunedTombstones", pruned)
 	}

@@ -292,6 +292,7 @@ func TestSchedulersTogether(t *testing.T) {
 // TestRunSurvivesFailures: a scheduler whose database is gone logs each
 // failure and keeps trying until it is stopped.
 func TestRunSurvivesFailures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.process()
 	e.must(s.DB().Close())

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -58,7 +59,7 @@ func Migrations() ([]Migration, error) {
 
 // lockKey is the advisory lock that serialises concurrent migrators (several
 // origins starting at once).
-const lockKey = 7301966
+const lockKey = pg.LockMigrate
 
 // Migrate applies every migration not yet applied and returns how many it
 // applied.
@@ -112,6 +113,37 @@ func Migrate(ctx context.Context, db *sqlx.DB) (int, error) {
 			return n, fmt.Errorf("migrate %s: %w", m.Name, err)
 		}
 		n++
+	}
+	return n, nil
+}
+
+// Pending returns how many embedded migrations the database lacks: 0 when
+// its schema is current. A readiness probe calls it, so it only reads.
+func Pending(ctx context.Context, db *sqlx.DB) (int, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return 0, err
+	}
+	var exists bool
+	if err := db.GetContext(ctx, &exists, `SELECT to_regclass('schema_migrations') IS NOT NULL`); err != nil {
+		return 0, fmt.Errorf("schema: %w", err)
+	}
+	if !exists {
+		return len(ms), nil
+	}
+	var applied []int
+	if err := db.SelectContext(ctx, &applied, `SELECT version FROM schema_migrations`); err != nil {
+		return 0, fmt.Errorf("schema: %w", err)
+	}
+	done := map[int]bool{}
+	for _, v := range applied {
+		done[v] = true
+	}
+	n := 0
+	for _, m := range ms {
+		if !done[m.Version] {
+			n++
+		}
 	}
 	return n, nil
 }

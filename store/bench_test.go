@@ -49,7 +49,7 @@ func benchPut(b *testing.B, s store.Store) {
 				Body:         bodies[i%int64(len(bodies))],
 				ContentType:  "application/json; charset=utf-8",
 				CacheControl: "public, max-age=60",
-				Tags:         []string{fmt.Sprintf("i:%d:en-us", i), "c:posts:en-us"},
+				Tags:         []string{fmt.Sprintf("bench.en-us.i:%d", i), "bench.en-us.c:posts"},
 			}
 			if written, err := s.Put(ctx, o); err != nil || !written {
 				b.Fatalf("Put = %v, %v", written, err)

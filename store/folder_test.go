@@ -29,7 +29,7 @@ func TestFolderLayout(t *testing.T) {
 	f := newFolder(t, root, nil)
 	ctx := context.Background()
 	body := []byte(`{"contentID":12}`)
-	if _, err := f.Put(ctx, Object{Key: "g/abc/item/12.json", Body: body, ContentType: "application/json", Tags: []string{"i:12"}}); err != nil {
+	if _, err := f.Put(ctx, Object{Key: "g/abc/item/12.json", Body: body, ContentType: "application/json", Tags: []string{"acme.en-us.i:12"}}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(root, "g", "abc", "item", "12.json")
@@ -54,7 +54,7 @@ func TestFolderLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	if sc.Current == nil || sc.Current.Hash != contentHash(body) || sc.Current.ContentType != "application/json" ||
-		!slices.Equal(sc.Current.Tags, []string{"i:12"}) || sc.Previous != nil {
+		!slices.Equal(sc.Current.Tags, []string{"acme.en-us.i:12"}) || sc.Previous != nil {
 		t.Errorf("sidecar = %s", data)
 	}
 }

@@ -42,7 +42,7 @@ func TestS3Metadata(t *testing.T) {
 	bucket := newBucket()
 	s := openS3(t, bucket)
 	body := []byte(`{"contentID":12,"fields":{}}`)
-	o := store.Object{Key: "g/abc/item/12.json", Body: body, ContentType: "application/json", CacheControl: "public, max-age=60", Tags: []string{"i:12:en-us", "c:posts:en-us"}}
+	o := store.Object{Key: "g/abc/item/12.json", Body: body, ContentType: "application/json", CacheControl: "public, max-age=60", Tags: []string{"acme.en-us.i:12", "acme.en-us.c:posts"}}
 	if _, err := s.Put(ctx, o); err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestS3Metadata(t *testing.T) {
 	}
 	got := fmt.Sprintf("size=%d type=%s cache=%s hash=%s tags=%s", oi.Size, oi.ContentType, oi.Metadata.Get("Cache-Control"),
 		oi.Metadata.Get("X-Amz-Meta-Content-Hash"), oi.Metadata.Get("X-Amz-Meta-Surrogate-Key"))
-	want := fmt.Sprintf("size=%d type=application/json cache=public, max-age=60 hash=%s tags=c:posts:en-us i:12:en-us",
+	want := fmt.Sprintf("size=%d type=application/json cache=public, max-age=60 hash=%s tags=acme.en-us.c:posts acme.en-us.i:12",
 		len(body), strings.Trim(store.ETag(body), `"`))
 	if got != want {
 		t.Errorf("stored object: %s\nwant %s", got, want)
@@ -78,7 +78,7 @@ func TestS3ManyTags(t *testing.T) {
 	}
 	var many []string
 	for i := range 300 {
-		many = append(many, fmt.Sprintf("i:%d:fr-ca", i))
+		many = append(many, fmt.Sprintf("acme.fr-ca.i:%d", 100000+i))
 	}
 	slices.Sort(many) // as the store keeps them
 	o := store.Object{Key: "list/big.json", Body: []byte("[]"), Tags: many}

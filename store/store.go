@@ -143,10 +143,6 @@ const DefaultContentType = "application/octet-stream"
 // SHA-256 in hex, quoted as an HTTP strong ETag.
 func ETag(body []byte) string { return quoteHash(contentHash(body)) }
 
-// ETagOfSHA256 returns the entity tag of a body whose SHA-256 is sum: a
-// caller that hashed a body already (an upload) knows its ETag.
-func ETagOfSHA256(sum []byte) string { return quoteHash(hex.EncodeToString(sum[:16])) }
-
 // contentHash is the unquoted hex hash that the implementations store.
 func contentHash(body []byte) string {
 	sum := sha256.Sum256(body)

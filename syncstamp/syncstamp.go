@@ -67,7 +67,7 @@ const syncConsumer = "sync"
 
 // syncLockKey is the advisory lock a stamper (or Prune) holds for its
 // transaction.
-const syncLockKey = 7301967
+const syncLockKey = pg.LockSyncStamp
 
 // syncBatch is how many events one stamper transaction reads.
 const syncBatch = 500

@@ -86,6 +86,7 @@ func (f *fixture) wantSync(what string, fl source.Flavour, subject eventlog.Subj
 // through saves, publishing, unpublishing, deleting and reordering: each
 // change moves exactly the copies whose Fetch API form it changes.
 func TestSyncStreams(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	f.Pages()
@@ -154,6 +155,7 @@ func TestSyncStreams(t *testing.T) {
 // moves when that item appears or disappears: the Fetch API leaves links to
 // invisible items and invisible components out.
 func TestSyncLinks(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	f.Pages()
@@ -196,6 +198,7 @@ func TestSyncLinks(t *testing.T) {
 // meanwhile is in the stream at once, and the older change comes after it,
 // above the token the reader got, once it commits.
 func TestSyncCommitOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	x := f.CreateItem("en-us", "Articles", map[string]any{"title": "X"}).ContentID
@@ -235,6 +238,7 @@ func TestSyncCommitOrder(t *testing.T) {
 // reader follows the fetch stream: tokens only increase, and the reader
 // ends with exactly the published items at their last versions.
 func TestSyncConcurrentPublishing(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	const writers, rounds = 6, 8
@@ -380,6 +384,7 @@ func TestSyncTokensOutliveTrimAndRestart(t *testing.T) {
 // TestPruneSync checks that tombstones go after the retention and that a
 // token older than one of them reads the stream from 0.
 func TestPruneSync(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	a := f.CreateItem("en-us", "Articles", map[string]any{"title": "A"}).ContentID
@@ -410,6 +415,7 @@ func TestPruneSync(t *testing.T) {
 // operator): copies that changed move, copies gone are buried, the others
 // keep their positions.
 func TestSyncReseed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.Articles()
 	a := f.CreateItem("en-us", "Articles", map[string]any{"title": "A"}).ContentID

@@ -65,9 +65,6 @@ func New(db *sqlx.DB, p Policy) *Limiter {
 	return &Limiter{db: db, policy: p, Now: time.Now}
 }
 
-// Policy returns the limiter's policy.
-func (l *Limiter) Policy() Policy { return l.policy }
-
 func (l *Limiter) key(k string) string { return l.policy.Name + ":" + k }
 
 const (

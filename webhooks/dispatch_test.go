@@ -21,6 +21,7 @@ import (
 // workflow states; Deleted goes once to a webhook with both publish and
 // save; a disabled webhook gets nothing.
 func TestCategories(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	hooks := map[string]Input{
@@ -69,6 +70,7 @@ func TestCategories(t *testing.T) {
 // eventKey is shared by the webhooks that got an event, that rowKey is
 // unique and equals webhook-id, and the history record's category flags.
 func TestPayloadsAndKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	a := e.webhook(rc.srv.URL+"/a", Input{ContentPublishEvents: ptr(true), ContentSaveEvents: ptr(true), SecureDeliveryEnabled: ptr(true)})
@@ -156,6 +158,7 @@ func TestPayloadsAndKeys(t *testing.T) {
 // Deleted wait for the publisher's confirmation while Saved does not, and
 // that an unconfirmed event goes out after the confirmation timeout.
 func TestConfirmation(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, DispatcherConfig{RequireConfirmation: true, ConfirmationTimeout: 10 * time.Minute}, loopback())
 	rc := newReceiver(t)
 	e.webhook(rc.URL(), Input{ContentPublishEvents: ptr(true), ContentSaveEvents: ptr(true)})
@@ -207,6 +210,7 @@ func states(t *testing.T, rs []request) []string {
 // one queued longer before, nor another locale's or state's, nor one being
 // attempted.
 func TestMergeWindow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	w := e.webhook(rc.URL(), Input{ContentSaveEvents: ptr(true)})
@@ -266,6 +270,7 @@ func TestMergeWindow(t *testing.T) {
 // notification: with an hour between polls, a redelivery queued by another
 // process (the store here) goes out at once.
 func TestListen(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	w := e.webhook(rc.URL(), Input{})
@@ -304,6 +309,7 @@ func TestListen(t *testing.T) {
 // while a dispatcher runs gets its delivery: many content writers at once,
 // one dispatcher reading the log as they write.
 func TestNothingLostUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.content.Now = time.Now
 	e.store.Now = time.Now
@@ -374,6 +380,7 @@ func TestNothingLostUnderConcurrentWriters(t *testing.T) {
 // sitemaps; no item or page changed), and for a locale added or removed a
 // Deleted naming only the locale, like the spec's whole-list changes.
 func TestStructuralEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	e.webhook(rc.URL(), Input{ContentPublishEvents: ptr(true), ContentSaveEvents: ptr(true)})

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/edgecms/edgecms/logging"
+	"github.com/edgecms/edgecms/metrics"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -71,6 +74,8 @@ type Dispatcher struct {
 	inflight atomic.Int64
 	wake     chan struct{} // deliveries may be due
 	events   chan struct{} // events may have been written or confirmed
+	// quiet keeps each loop's failures to a log line per logEvery.
+	quiet struct{ claim, intake, promote *logging.Every }
 
 	// afterIntake, when set (by tests), gets the events of each intake
 	// once its transaction has committed.
@@ -106,8 +111,10 @@ func NewDispatcher(s *Store, cfg DispatcherConfig, log *slog.Logger) *Dispatcher
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Float64
 	}
-	return &Dispatcher{store: s, cfg: cfg, log: log, owner: newID("d_"),
+	d := &Dispatcher{store: s, cfg: cfg, log: log, owner: newID("d_"),
 		wake: make(chan struct{}, 1), events: make(chan struct{}, 1)}
+	d.quiet.claim, d.quiet.intake, d.quiet.promote = logging.NewEvery(logEvery), logging.NewEvery(logEvery), logging.NewEvery(logEvery)
+	return d
 }
 
 // The channels the dispatcher LISTENs on.
@@ -209,7 +216,51 @@ func (d *Dispatcher) handle(ctx context.Context, j job) result {
 		return result{ID: j.DeliveryID, WebhookID: j.ID, Status: StatusFailed,
 			outcome: outcome{at: d.store.now(), err: "not sent: the webhook is disabled"}}
 	}
-	return d.store.complete(j, d.store.attempt(ctx, j), d.cfg.Rand)
+	r := d.store.complete(j, d.store.attempt(ctx, j), d.cfg.Rand)
+	d.observe(j, r)
+	return r
+}
+
+// logFailure logs a failure of a loop's round at error, once per
+// logEvery at most: with Postgres down every round fails, 20 times a
+// second.
+func (d *Dispatcher) logFailure(every *logging.Every, msg string, args ...any) {
+	ok, n := every.Allow()
+	if !ok {
+		return
+	}
+	if n > 0 {
+		args = append(args, "alike_not_logged", n)
+	}
+	d.log.Error(msg, args...)
+}
+
+// logEvery is how often a failing loop logs its failure.
+const logEvery = 10 * time.Second
+
+// observe counts an attempt's result in the metrics and logs a failed one
+// at warn, with the webhook's id and name but not its URL (whose query may
+// hold the receiver's credential).
+func (d *Dispatcher) observe(j job, r result) {
+	switch r.Status {
+	case StatusSucceeded:
+		metrics.WebhookDeliveries.WithLabelValues("success").Inc()
+		return
+	case StatusRetrying:
+		metrics.WebhookDeliveries.WithLabelValues("retry").Inc()
+	default:
+		metrics.WebhookDeliveries.WithLabelValues("failure").Inc()
+	}
+	metrics.WebhookFailures.WithLabelValues(metrics.StatusClass(r.code)).Inc()
+	attrs := []any{"webhook", j.ID, "name", j.Name, "delivery", j.DeliveryID, "status", r.code,
+		"attempt", j.ChainAttempts + 1, "result", string(r.Status)}
+	if r.err != "" {
+		attrs = append(attrs, "err", r.err)
+	}
+	if r.Next != nil {
+		attrs = append(attrs, "next", r.Next.UTC().Format(time.RFC3339))
+	}
+	d.log.Warn("webhook delivery failed", attrs...)
 }
 
 // claimLoop claims due deliveries for free workers and hands them over.
@@ -222,7 +273,7 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- job) {
 		if free > 0 {
 			js, err := d.store.claim(ctx, d.owner, int(min(free, int64(d.cfg.Batch))), d.store.now(), d.cfg.Lease)
 			if err != nil && ctx.Err() == nil {
-				d.log.Error("claim deliveries", "err", err)
+				d.logFailure(d.quiet.claim, "claim deliveries", "err", err)
 			}
 			d.inflight.Add(int64(len(js)))
 			for i, j := range js {
@@ -306,13 +357,13 @@ func (d *Dispatcher) intakeLoop(ctx context.Context) {
 	for {
 		n, queued, err := d.intake(ctx)
 		if err != nil && ctx.Err() == nil {
-			d.log.Error("queue deliveries of new events", "err", err)
+			d.logFailure(d.quiet.intake, "queue deliveries of new events", "err", err)
 		}
 		m, promoted := 0, 0
 		if d.cfg.RequireConfirmation {
 			m, promoted, err = d.promote(ctx)
 			if err != nil && ctx.Err() == nil {
-				d.log.Error("queue deliveries of confirmed events", "err", err)
+				d.logFailure(d.quiet.promote, "queue deliveries of confirmed events", "err", err)
 			}
 		}
 		if queued+promoted > 0 {
@@ -343,9 +394,7 @@ func (d *Dispatcher) intakeLoop(ctx context.Context) {
 
 // intakeLockKey is the first half of the advisory lock that lets one
 // dispatcher at a time read the event log (the second is the consumer).
-// The project's advisory locks use 7301966 to 7301973, each its own: the
-// publisher's are 7301970 to 7301972 (publisher/lock.go).
-const intakeLockKey = 7301973
+const intakeLockKey = pg.LockWebhookIntake
 
 // intake reads a batch of new events and, in the same transaction as it
 // moves the event log cursor past them, queues a delivery per matching

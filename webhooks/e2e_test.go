@@ -175,6 +175,7 @@ func (a api) call(method, path string, body any, want int) map[string]any {
 // refuses is retried and redelivered under the same webhook-id; history
 // records match what arrived.
 func TestEndToEnd(t *testing.T) {
+	t.Parallel()
 	rcv := startNodeReceiver(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 )
@@ -313,7 +314,7 @@ func (s *Store) record(ctx context.Context, owner string, rs []result) error {
 func retry(ctx context.Context, fn func() error) error {
 	for attempt := 0; ; attempt++ {
 		err := fn()
-		if attempt < 4 && retryable(err) && ctx.Err() == nil {
+		if attempt < 4 && pg.IsRetryable(err) && ctx.Err() == nil {
 			continue
 		}
 		return err

@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseKey(t *testing.T) {
+	t.Parallel()
 	key := bytes.Repeat([]byte{0xab}, KeySize)
 	tests := []struct {
 		in string
@@ -38,6 +39,7 @@ func TestParseKey(t *testing.T) {
 }
 
 func TestLoadKey(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "data", "secret.key")
 	key, generated, err := LoadKey("", path)
@@ -67,6 +69,7 @@ func TestLoadKey(t *testing.T) {
 }
 
 func TestSeal(t *testing.T) {
+	t.Parallel()
 	s, err := newSealer(testKey)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDelay(t *testing.T) {
+	t.Parallel()
 	const h = time.Hour
 	tests := []struct {
 		speed Speed
@@ -50,6 +51,7 @@ func TestDelay(t *testing.T) {
 }
 
 func TestHonourRetryAfter(t *testing.T) {
+	t.Parallel()
 	const m = time.Minute
 	tests := []struct {
 		scheduled, retryAfter, want time.Duration
@@ -69,6 +71,7 @@ func TestHonourRetryAfter(t *testing.T) {
 }
 
 func TestParseRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		in   string
@@ -96,6 +99,7 @@ func TestParseRetryAfter(t *testing.T) {
 // time, nextAttemptUtc only while a retry is pending, the history's
 // attemptCount, and failure after retryCount retries.
 func TestRetrySchedule(t *testing.T) {
+	t.Parallel()
 	for _, speed := range []Speed{SpeedFast, SpeedStandard, SpeedSlow} {
 		t.Run(string(speed), func(t *testing.T) {
 			e := newEnv(t)
@@ -151,6 +155,7 @@ func TestRetrySchedule(t *testing.T) {
 // within bounds, the stored response text is cut at 8 KB, retries off
 // means one attempt.
 func TestRetryOutcomes(t *testing.T) {
+	t.Parallel()
 	big := strings.Repeat("é", ResponseTextBytes) // 2 bytes each
 	tests := []struct {
 		name      string
@@ -228,6 +233,7 @@ func TestRetryOutcomes(t *testing.T) {
 // signature before, two (new and previous) for 24 hours after, then one
 // again; each attempt signed afresh with a new timestamp and the same id.
 func TestRotationOverlap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	w := e.webhook(rc.URL(), Input{ContentSaveEvents: ptr(true), SecureDeliveryEnabled: ptr(true),
@@ -322,6 +328,7 @@ func TestRotationOverlap(t *testing.T) {
 // TestDisabledWhilePending checks that a delivery waiting for a retry when
 // its webhook is disabled fails without an attempt.
 func TestDisabledWhilePending(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	rc.setRespond(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })

@@ -42,6 +42,7 @@ func checkProblem(t *testing.T, what string, err error, k problem.Kind, field st
 }
 
 func TestSaveValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, DispatcherConfig{}, nil) // the default policy: no private networks
 	s := func(v string) *string { return &v }
 	long := strings.Repeat("x", 201)
@@ -90,6 +91,7 @@ func TestSaveValidation(t *testing.T) {
 }
 
 func TestSaveAndUpdate(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, DispatcherConfig{}, nil)
 	url := "https://example.com/hook"
 	w, created, err := e.store.Save(e.ctx, e.inst, Input{Name: ptr(" Site "), URL: &url})
@@ -144,6 +146,7 @@ func TestSaveAndUpdate(t *testing.T) {
 // masked elsewhere, encrypted at rest, and rotation only for signed
 // webhooks.
 func TestSigningSecret(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, DispatcherConfig{}, nil)
 	url := "https://example.com/hook"
 	w, _, err := e.store.Save(e.ctx, e.inst, Input{URL: &url})
@@ -208,6 +211,7 @@ func TestSigningSecret(t *testing.T) {
 }
 
 func TestWebhookList(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, DispatcherConfig{}, nil)
 	var ids []string
 	for i := range 5 {
@@ -261,6 +265,7 @@ func TestWebhookList(t *testing.T) {
 // TestHistory checks paging over several pages, newest first, the default
 // range and the 400 cases.
 func TestHistory(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	w := e.webhook(rc.URL(), Input{ContentSaveEvents: ptr(true)})
@@ -385,6 +390,7 @@ func TestHistory(t *testing.T) {
 // TestRetention checks that records older than 90 days are removed, by
 // Trim and by a running dispatcher.
 func TestRetention(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	w := e.webhook(rc.URL(), Input{ContentSaveEvents: ptr(true)})
@@ -434,6 +440,7 @@ func runFor(t *testing.T, d *Dispatcher, done func() bool) {
 // TestTestAndRedeliver checks a test delivery (sent now, recorded, signed
 // like any other) and a redelivery (queued again under the same webhook-id).
 func TestTestAndRedeliver(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rc := newReceiver(t)
 	w := e.webhook(rc.URL(), Input{SecureDeliveryEnabled: ptr(true), Enabled: ptr(false)})
@@ -526,6 +533,7 @@ func loopbackName() string {
 // through a store that allows everything, as if the addresses had been
 // allowed when they were saved or a name re-bound since.
 func TestSSRF(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, DispatcherConfig{}, nil)
 	permissive, err := NewStore(e.db, Options{Key: testKey, Policy: egress.NewPolicy(mustPrefixes(t, "0.0.0.0/0", "::/0")...)})
 	if err != nil {

@@ -22,15 +22,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/internal/pg"
 	"github.com/edgecms/edgecms/webhooks/egress"
 )
 
@@ -132,37 +130,8 @@ func newID(prefix string) string {
 	return prefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:]))
 }
 
-// transact runs fn in a transaction, retrying a few times on a
-// serialization failure or deadlock.
+// transact runs fn in a transaction (pg.Transact: rollback on error and
+// on panic, serialization failures and deadlocks retried).
 func (s *Store) transact(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
-	for attempt := 0; ; attempt++ {
-		err := s.transactOnce(ctx, fn)
-		if attempt < 4 && retryable(err) {
-			continue
-		}
-		return err
-	}
-}
-
-func (s *Store) transactOnce(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
-	tx, err := s.db.BeginTxx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
-		}
-	}()
-	if err = fn(tx); err != nil {
-		return err
-	}
-	return tx.Commit()
-}
-
-// retryable reports whether err is a serialization failure or a deadlock,
-// after which the transaction may simply run again.
-func retryable(err error) bool {
-	var pe *pq.Error
-	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
+	return pg.Transact(ctx, s.db, fn)
 }

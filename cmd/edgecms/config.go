@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
@@ -12,7 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/edgecms/edgecms/admin"
+	"github.com/edgecms/edgecms/cors"
 	"github.com/edgecms/edgecms/internal/guard"
+	"github.com/edgecms/edgecms/logging"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/publisher"
@@ -33,6 +37,9 @@ type config struct {
 	PreviewRateLimit int
 	EdgeCacheBytes   int64
 	RenderCacheBytes int64
+	// PublishMemory bounds the published content a publisher holds in
+	// memory at once (publisher.Config.SnapshotBytes).
+	PublishMemory    int64
 	EdgeFeedPoll     time.Duration
 	WebhookAllowNets string
 	WebhookTimeout   time.Duration
@@ -57,7 +64,17 @@ type config struct {
 	EventRetention         time.Duration
 	SyncTombstoneRetention time.Duration
 
+	// Operations: the admin address (probes, metrics), logs, browsers'
+	// access and an edge's management routes.
+	AdminAddr      string
+	LogFormat      string
+	LogLevel       string
+	EdgeAccessLog  logging.Sampler
+	CORS           *cors.Policy
+	EdgeManagement bool
+
 	edgeFeedPoll           string // EDGECMS_EDGE_FEED_POLL as given
+	publishMemory          string // EDGECMS_PUBLISH_MEMORY as given
 	webhookTimeout         string // EDGECMS_WEBHOOK_TIMEOUT as given
 	purgeMaxTags           string // EDGECMS_PURGE_MAX_TAGS as given
 	maintenanceInterval    string // EDGECMS_MAINTENANCE_INTERVAL as given
@@ -74,6 +91,10 @@ type config struct {
 	Conns           guard.Options
 	maxConns        string // EDGECMS_MAX_CONNS as given
 	maxConnsPerAddr string // EDGECMS_MAX_CONNS_PER_ADDR as given
+	edgeAccessLog   string // EDGECMS_EDGE_ACCESS_LOG as given
+	corsOrigins     string // EDGECMS_CORS_ORIGINS as given
+	edgeManagement  string // EDGECMS_EDGE_MANAGEMENT as given
+	adminAddrSet    bool   // EDGECMS_ADMIN_ADDR (or its flag) was given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -97,6 +118,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_PREVIEW_RATE_LIMIT", flag: "preview-rate-limit", def: strconv.Itoa(origin.DefaultPreviewRateLimit), usage: "preview requests per second per preview key, with a burst of a minute's worth, shared by every origin (0: off)", num: &previewRate},
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
 		{env: "EDGECMS_RENDER_CACHE_BYTES", flag: "render-cache-bytes", def: "67108864", usage: "size of the origin's in-memory cache of rendered fetch answers (0: off, every answer is rendered)", num: &renderCache},
+		{env: "EDGECMS_PUBLISH_MEMORY", flag: "publish-memory", def: strconv.Itoa(publisher.DefaultSnapshotBytes), usage: "field values of published content a publisher holds in memory at once, to render a locale from (a larger locale is rendered from Postgres)", str: &c.publishMemory},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
 		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
@@ -116,6 +138,12 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_MAX_CONNS", flag: "max-conns", usage: "open connections of the public port at most; idle ones are closed first to make room (default: half the open-file limit)", str: &c.maxConns},
 		{env: "EDGECMS_MAX_CONNS_PER_ADDR", flag: "max-conns-per-addr", usage: "open connections of one client address at most (default: a quarter of EDGECMS_MAX_CONNS, at least 64; 0: no cap, behind a proxy that is the one client)", str: &c.maxConnsPerAddr},
 		{env: "EDGECMS_TRUSTED_PROXIES", flag: "trusted-proxies", def: "127.0.0.0/8,::1/128", usage: "CIDRs of the proxies (edges, load balancers) whose X-Forwarded-For and X-Forwarded-Proto the origin believes", str: &c.trustedProxies},
+		{env: "EDGECMS_ADMIN_ADDR", flag: "admin-addr", def: admin.DefaultAddr, usage: "address of /livez, /readyz and /metrics, never the public port (off: none)", str: &c.AdminAddr},
+		{env: "EDGECMS_LOG_FORMAT", flag: "log-format", def: logging.Text, usage: "log format: text or json", str: &c.LogFormat},
+		{env: "EDGECMS_LOG_LEVEL", flag: "log-level", def: "info", usage: "lowest level logged: debug, info, warn or error", str: &c.LogLevel},
+		{env: "EDGECMS_EDGE_ACCESS_LOG", flag: "edge-access-log", def: "off", usage: "access lines of an edge: off, all, or a fraction of the requests such as 0.01", str: &c.edgeAccessLog},
+		{env: "EDGECMS_CORS_ORIGINS", flag: "cors-origins", usage: "origins browsers may call the Fetch API and preview from: * or a comma-separated list such as https://www.example.com (empty: none)", str: &c.corsOrigins},
+		{env: "EDGECMS_EDGE_MANAGEMENT", flag: "edge-management", def: "forward", usage: "whether an edge forwards /api/ and /studio/ to the origin: forward or off (404)", str: &c.edgeManagement},
 	}
 }
 
@@ -226,7 +254,8 @@ func (c *config) checkPurge() error {
 	}
 	const probe = "https://cdn.invalid/purge"
 	if _, err := publisher.NewPurger("", c.PurgeURL, "", "", 0); err != nil {
-		return fmt.Errorf("EDGECMS_PURGE_URL: %w", err)
+		// Not the URL itself: its path or query may hold a credential.
+		return fmt.Errorf("EDGECMS_PURGE_URL: want an http:// or https:// URL")
 	}
 	if _, err := publisher.NewPurger(c.PurgeMethod, probe, "", "", 0); err != nil {
 		return fmt.Errorf("EDGECMS_PURGE_METHOD: %w", err)
@@ -256,22 +285,33 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 	var c config
 	var rate, previewRate, cache, renderCache string
 	ss := c.settings()
+	dsts := make([]*string, len(ss))
 	for i := range ss {
 		s := &ss[i]
-		val := s.def
-		if v, ok := os.LookupEnv(s.env); ok {
-			val = v
-		}
 		dst := s.str
 		if s.num != nil {
 			dst = map[string]*string{"EDGECMS_FETCH_RATE_LIMIT": &rate, "EDGECMS_PREVIEW_RATE_LIMIT": &previewRate, "EDGECMS_EDGE_CACHE_BYTES": &cache,
 				"EDGECMS_RENDER_CACHE_BYTES": &renderCache}[s.env]
 		}
-		fs.StringVar(dst, s.flag, val, s.usage+" ($"+s.env+")")
+		dsts[i] = dst
+		// The flag's default is the built-in one, never the environment's
+		// value: --help and a bad flag print defaults, and the environment
+		// holds secrets (the database password, EDGECMS_SECRET_KEY, the
+		// purge headers).
+		fs.StringVar(dst, s.flag, s.def, s.usage+" ($"+s.env+")")
 	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for i, s := range ss {
+		if v, ok := os.LookupEnv(s.env); ok && !given[s.flag] {
+			*dsts[i] = v
+		}
+	}
+	_, adminEnv := os.LookupEnv("EDGECMS_ADMIN_ADDR")
+	c.adminAddrSet = adminEnv || given["admin-addr"]
 	n, err := strconv.Atoi(rate)
 	if err != nil || n < 0 {
 		return c, fmt.Errorf("EDGECMS_FETCH_RATE_LIMIT: want a whole number >= 0, got %q", rate)
@@ -291,6 +331,11 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_RENDER_CACHE_BYTES: want a number of bytes >= 0 (0: no render cache), got %q", renderCache)
 	}
 	c.RenderCacheBytes = rc
+	pm, err := strconv.ParseInt(c.publishMemory, 10, 64)
+	if err != nil || pm < 1<<20 {
+		return c, fmt.Errorf("EDGECMS_PUBLISH_MEMORY: want a number of bytes >= 1048576, got %q", c.publishMemory)
+	}
+	c.PublishMemory = pm
 	d, err := time.ParseDuration(c.edgeFeedPoll)
 	if err != nil || d < time.Millisecond || d > time.Minute {
 		return c, fmt.Errorf("EDGECMS_EDGE_FEED_POLL: want a duration between 1ms and 1m, got %q", c.edgeFeedPoll)
@@ -337,7 +382,39 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 	if (c.TLSCert == "") != (c.TLSKey == "") {
 		return c, fmt.Errorf("EDGECMS_TLS_CERT and EDGECMS_TLS_KEY go together")
 	}
+	if err := c.checkOperations(); err != nil {
+		return c, err
+	}
 	return c, nil
+}
+
+// checkOperations validates the admin address, the logs, CORS and the
+// edge's management setting.
+func (c *config) checkOperations() error {
+	if c.AdminAddr != admin.Off {
+		if _, _, err := net.SplitHostPort(c.AdminAddr); err != nil {
+			return fmt.Errorf("EDGECMS_ADMIN_ADDR: want host:port or off, got %q", c.AdminAddr)
+		}
+	}
+	if _, err := logging.New(io.Discard, c.LogFormat, c.LogLevel); err != nil {
+		return err
+	}
+	var err error
+	if c.EdgeAccessLog, err = logging.ParseSampler(c.edgeAccessLog); err != nil {
+		return err
+	}
+	if c.CORS, err = cors.Parse(c.corsOrigins); err != nil {
+		return err
+	}
+	switch c.edgeManagement {
+	case "forward":
+		c.EdgeManagement = true
+	case "off":
+		c.EdgeManagement = false
+	default:
+		return fmt.Errorf("EDGECMS_EDGE_MANAGEMENT: want forward or off, got %q", c.edgeManagement)
+	}
+	return nil
 }
 
 // parsePrefixes reads a comma-separated list of CIDRs (a bare address is
@@ -370,6 +447,19 @@ func redactStore(store string) string {
 	return store
 }
 
+// redactURL hides the password of a URL, and its query, which may hold a
+// token.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable)"
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	return u.Redacted()
+}
+
 // LogValue logs the configuration with secrets redacted.
 func (c config) LogValue() slog.Value {
 	db := c.DatabaseURL
@@ -388,9 +478,9 @@ func (c config) LogValue() slog.Value {
 	}
 	return slog.GroupValue(
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
-		slog.String("origin", c.OriginURL), slog.Bool("tls", c.TLSCert != ""),
+		slog.String("origin", redactURL(c.OriginURL)), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit), slog.Int("previewRateLimit", c.PreviewRateLimit),
-		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
+		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Int64("publishMemory", c.PublishMemory), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
 		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),
 		slog.Duration("syncTombstoneRetention", c.SyncTombstoneRetention),
@@ -399,6 +489,8 @@ func (c config) LogValue() slog.Value {
 		slog.String("publicURL", string(c.PublicURL)), slog.Int64("uploadMaxBytes", c.UploadMaxBytes),
 		slog.String("imageWidths", c.imageWidths),
 		slog.Int("maxConns", c.Conns.MaxConns), slog.Int("maxConnsPerAddr", c.Conns.MaxConnsPerAddr),
+		slog.String("adminAddr", c.AdminAddr), slog.String("logFormat", c.LogFormat), slog.String("logLevel", c.LogLevel),
+		slog.String("cors", c.CORS.String()),
 	)
 }
 

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/edgecms/edgecms/publisher"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -39,6 +41,11 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--render-cache-bytes", "-1"}, wantErr: "EDGECMS_RENDER_CACHE_BYTES"},
 		{env: map[string]string{"EDGECMS_RENDER_CACHE_BYTES": "lots"}, wantErr: "EDGECMS_RENDER_CACHE_BYTES"},
 		{args: []string{"--edge-feed-poll", "2h"}, wantErr: "EDGECMS_EDGE_FEED_POLL"},
+		// The publisher's memory bound.
+		{args: nil, check: func(c config) bool { return c.PublishMemory == publisher.DefaultSnapshotBytes }},
+		{env: map[string]string{"EDGECMS_PUBLISH_MEMORY": "67108864"}, check: func(c config) bool { return c.PublishMemory == 64<<20 }},
+		{args: []string{"--publish-memory", "1000"}, wantErr: "EDGECMS_PUBLISH_MEMORY"},
+		{env: map[string]string{"EDGECMS_PUBLISH_MEMORY": "lots"}, wantErr: "EDGECMS_PUBLISH_MEMORY"},
 		// What reaches the edge.
 		{env: map[string]string{"EDGECMS_EDGE_CACHE_BYTES": "1048576", "EDGECMS_EDGE_FEED_POLL": "20ms"},
 			check: func(c config) bool {
@@ -46,6 +53,27 @@ func TestLoadConfig(t *testing.T) {
 				return ec.CacheBytes == 1<<20 && ec.FeedPoll == 20*time.Millisecond && ec.OriginURL == "http://origin:8080"
 			}},
 		{args: []string{"--database-url", "mysql://x"}, wantErr: "DATABASE_URL"},
+
+		// Operations: the admin address, logs, CORS, the edge's management routes.
+		{args: nil, check: func(c config) bool {
+			ec := c.edgeConfig(nil, "http://origin:8080")
+			return c.AdminAddr == "127.0.0.1:9090" && !c.adminAddrSet && c.LogFormat == "text" && c.LogLevel == "info" &&
+				c.CORS == nil && !ec.NoManagement && ec.AccessLog.Off()
+		}},
+		{env: map[string]string{"EDGECMS_ADMIN_ADDR": "off", "EDGECMS_LOG_FORMAT": "json", "EDGECMS_LOG_LEVEL": "warn",
+			"EDGECMS_CORS_ORIGINS": "https://a.example,http://localhost:3000", "EDGECMS_EDGE_MANAGEMENT": "off", "EDGECMS_EDGE_ACCESS_LOG": "0.5"},
+			check: func(c config) bool {
+				ec := c.edgeConfig(nil, "http://origin:8080")
+				return c.AdminAddr == "off" && c.adminAddrSet && c.LogFormat == "json" && ec.NoManagement && ec.CORS != nil &&
+					ec.AccessLog.String() == "0.5" && c.originConfig(nil).CORS == nil // the caller sets the origin's
+			}},
+		{args: []string{"--admin-addr", "127.0.0.1:25199"}, check: func(c config) bool { return c.adminAddrSet && c.AdminAddr == "127.0.0.1:25199" }},
+		{env: map[string]string{"EDGECMS_ADMIN_ADDR": "9090"}, wantErr: "EDGECMS_ADMIN_ADDR"},
+		{env: map[string]string{"EDGECMS_LOG_FORMAT": "xml"}, wantErr: "EDGECMS_LOG_FORMAT"},
+		{env: map[string]string{"EDGECMS_LOG_LEVEL": "loud"}, wantErr: "EDGECMS_LOG_LEVEL"},
+		{env: map[string]string{"EDGECMS_CORS_ORIGINS": "a.example"}, wantErr: "EDGECMS_CORS_ORIGINS"},
+		{env: map[string]string{"EDGECMS_EDGE_MANAGEMENT": "maybe"}, wantErr: "EDGECMS_EDGE_MANAGEMENT"},
+		{env: map[string]string{"EDGECMS_EDGE_ACCESS_LOG": "2"}, wantErr: "EDGECMS_EDGE_ACCESS_LOG"},
 
 		// Media: the public URL (from the listen address by default), the
 		// upload limit and the transform sizes, as the origin and the edge get them.

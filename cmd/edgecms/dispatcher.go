@@ -72,6 +72,14 @@ func runDispatcher(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.L
 	if err != nil {
 		return err
 	}
+	var adm adminServer
+	adm.database(db, false)
+	adm.backlog(db)
+	stopAdmin, err := adm.serve(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	var wg sync.WaitGroup
 	startDispatcher(ctx, &wg, wh, cfg, dispatcherArgs.requireConfirmation, log)
 	wg.Wait()

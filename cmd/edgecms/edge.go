@@ -10,19 +10,26 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgecms/edgecms/admin"
 	"github.com/edgecms/edgecms/edge"
+	"github.com/edgecms/edgecms/metrics"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/store"
 )
 
 // openObjectStore opens the object store that EDGECMS_STORE names, with S3
 // credentials from the environment.
+// Its failed requests count in edgecms_store_errors_total.
 func openObjectStore(ctx context.Context, cfg config) (store.Store, error) {
-	return store.Open(ctx, cfg.Store, store.Options{
+	st, err := store.Open(ctx, cfg.Store, store.Options{
 		AccessKey:    os.Getenv("AWS_ACCESS_KEY_ID"),
 		SecretKey:    os.Getenv("AWS_SECRET_ACCESS_KEY"),
 		SessionToken: os.Getenv("AWS_SESSION_TOKEN"),
 	})
+	if err != nil {
+		return nil, err
+	}
+	return metrics.Store(st), nil
 }
 
 // newEdge builds an edge on the configured store in front of originURL.
@@ -37,7 +44,8 @@ func newEdge(ctx context.Context, cfg config, originURL string, log *slog.Logger
 // edgeConfig is the edge's configuration on st in front of originURL.
 func (c config) edgeConfig(st store.Store, originURL string) edge.Config {
 	return edge.Config{Store: st, OriginURL: originURL, CacheBytes: c.EdgeCacheBytes, FeedPoll: c.EdgeFeedPoll,
-		UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths, Conns: c.Conns}
+		UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths, Conns: c.Conns,
+		NoManagement: !c.EdgeManagement, CORS: c.CORS, AccessLog: c.EdgeAccessLog}
 }
 
 // runEdge runs an edge alone: no database, the store and the origin at
@@ -56,6 +64,14 @@ func runEdge(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	defer func() { stop(); wg.Wait() }()
+	// The admin server answers from the start: /readyz says 503 until the
+	// feed is read.
+	adm := adminServer{checks: []admin.Check{{Name: "edge", Func: srv.CheckReady}}, collectors: srv.Collectors()}
+	stopAdmin, err := adm.serve(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	<-srv.Ready() // the feed is read before anything is served and cached
 	errc := make(chan error, 1)
 	go func() { errc <- listen(srv, cfg, log) }()
@@ -117,8 +133,10 @@ func startFront(ctx, workers context.Context, wg *sync.WaitGroup, cfg config, sr
 // edgeLog is what an edge logs of the configuration: no database.
 func (c config) edgeLog() slog.Value {
 	return slog.GroupValue(
-		slog.String("addr", c.Addr), slog.String("store", redactStore(c.Store)), slog.String("origin", c.OriginURL),
+		slog.String("addr", c.Addr), slog.String("store", redactStore(c.Store)), slog.String("origin", redactURL(c.OriginURL)),
 		slog.Bool("tls", c.TLSCert != ""), slog.Int64("edgeCacheBytes", c.EdgeCacheBytes),
-		slog.Duration("edgeFeedPoll", c.EdgeFeedPoll),
+		slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.String("adminAddr", c.AdminAddr),
+		slog.Bool("management", c.EdgeManagement), slog.String("cors", c.CORS.String()),
+		slog.String("accessLog", c.EdgeAccessLog.String()),
 	)
 }

@@ -14,12 +14,21 @@ import (
 	"syscall"
 
 	"github.com/edgecms/edgecms/internal/guard"
+	"github.com/edgecms/edgecms/logging"
 )
 
 type command struct {
 	name, args, summary string
 	run                 func(ctx context.Context, cfg config, fs *flag.FlagSet, log *slog.Logger) error
 	flags               func(fs *flag.FlagSet)
+	// noConfig: the command reads only its own flags, not the service
+	// configuration (which it has no use for, and whose errors would
+	// stop it).
+	noConfig bool
+	// positional: the command reads arguments after its flags itself;
+	// any other refuses them (a stray word is a mistake, such as a flag
+	// written without its dashes).
+	positional bool
 }
 
 var commands []command
@@ -35,13 +44,15 @@ func init() {
 		{name: "verify", args: "--guid G", summary: "compare every object of an instance in the store with a fresh render; list what differs, is missing or extra (exit 1 if any)", run: runVerify, flags: verifyFlags},
 		{name: "migrate", summary: "apply the database schema", run: runMigrate},
 		{name: "export", args: "--guid G [-o FILE]", summary: "write an instance, with its asset bytes, to one archive (tar of JSON Lines; .gz compresses)", run: runExport, flags: exportFlags},
-		{name: "import", args: "[--guid NEW] FILE", summary: "read an archive into a new instance, render it into the store; print what was imported", run: runImport, flags: importFlags},
+		{name: "import", args: "[--guid NEW] FILE", summary: "read an archive into a new instance, render it into the store; print what was imported", run: runImport, flags: importFlags, positional: true},
 		{name: "instance create", args: "--guid G --locales en-us,fr-ca", summary: "create an instance; print {guid, managementToken, fetchKey, previewKey}", run: runInstanceCreate, flags: instanceFlags},
 		{name: "demo", args: "--guid G", summary: "create (if missing) and fill an instance with a published sample site; print its keys and a demo user's email and password", run: runDemo, flags: instanceFlags},
 		{name: "user create", args: "--email E [--operator]", summary: "create a user (password from EDGECMS_USER_PASSWORD, or asked on a terminal); print the user", run: runUserCreate, flags: userCreateFlags},
 		{name: "user grant", args: "--email E --guid G --role R", summary: "give a user a role (edit, publish, manage, full) on an instance", run: runUserGrant, flags: userGrantFlags},
 		{name: "user list", summary: "list the users with their instances and roles", run: runUserList},
 		{name: "user delete", args: "--email E", summary: "delete a user, with the user's roles and sessions", run: runUserDelete, flags: userEmailFlag},
+		{name: "health", args: "[--ready]", summary: "probe the admin server of a running role (/livez, or /readyz with --ready); exit 0 when it answers 200 (a Docker HEALTHCHECK)", run: runHealth, flags: healthFlags, noConfig: true},
+		{name: "version", summary: "print the version and build information (also edgecms --version)", run: runVersion, noConfig: true},
 	}
 }
 
@@ -54,7 +65,6 @@ func usage() {
 }
 
 func main() {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	args := os.Args[1:]
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage()
@@ -62,6 +72,9 @@ func main() {
 			os.Exit(2)
 		}
 		return
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		args[0] = "version"
 	}
 	cmd, rest, ok := findCommand(args)
 	if !ok {
@@ -71,7 +84,12 @@ func main() {
 	}
 	fs := flag.NewFlagSet("edgecms "+cmd.name, flag.ContinueOnError)
 	fs.Usage = func() {
-		fmt.Fprintf(os.Stderr, "usage: edgecms %s %s\n\n%s\n\nflags (each also read from the environment variable named):\n", cmd.name, cmd.args, cmd.summary)
+		fmt.Fprintf(os.Stderr, "usage: edgecms %s %s\n\n%s\n", cmd.name, cmd.args, cmd.summary)
+		if cmd.noConfig {
+			fmt.Fprintln(os.Stderr, "\nflags:")
+		} else {
+			fmt.Fprintln(os.Stderr, "\nflags (each also read from the environment variable named; defaults shown are the built-in ones):")
+		}
 		fs.PrintDefaults()
 	}
 	if cmd.flags != nil {
@@ -80,12 +98,27 @@ func main() {
 	// Connections, not the open-file limit, should run out first; the
 	// connection caps' defaults are taken from the raised limit.
 	if _, err := guard.RaiseFileLimit(); err != nil {
-		log.Warn("could not raise the open-file limit", "err", err)
+		fmt.Fprintf(os.Stderr, "edgecms: could not raise the open-file limit: %v\n", err)
 	}
-	cfg, err := loadConfig(fs, rest)
+	var cfg config
+	var err error
+	if cmd.noConfig {
+		err = fs.Parse(rest)
+		cfg.LogFormat, cfg.LogLevel = logging.Text, "info"
+	} else {
+		cfg, err = loadConfig(fs, rest)
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
+	if err == nil && fs.NArg() > 0 && !cmd.positional {
+		err = fmt.Errorf("unexpected argument %q (flags are written --name value)", fs.Arg(0))
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "edgecms %s: %v\n", cmd.name, err)
+		os.Exit(2)
+	}
+	log, err := logging.New(os.Stderr, cfg.LogFormat, cfg.LogLevel)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "edgecms %s: %v\n", cmd.name, err)
 		os.Exit(2)

@@ -17,6 +17,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/edgecms/edgecms/admin"
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
@@ -186,6 +187,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		// Behind serve's own edge the origin's one client is that edge.
 		ocfg.Conns = guard.Options{MaxConns: cfg.Conns.MaxConns, MaxConnsPerAddr: -1}
 	}
+	ocfg.CORS = cfg.CORS
 	// The secret openWebhooks read (or generated) also signs preview links.
 	if ocfg.SecretKey, _, err = webhooks.LoadKey(cfg.SecretKey, secretKeyFile); err != nil {
 		return err
@@ -196,6 +198,9 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	errc := make(chan error, 2)
 	var public server = srv
 	var front *edge.Server
+	var adm adminServer
+	adm.database(db, true)
+	adm.backlog(db)
 	if all {
 		// The edge is the one public address; the origin listens on an
 		// internal loopback port behind it.
@@ -203,7 +208,14 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 			return err
 		}
 		public = front
+		adm.checks = append(adm.checks, admin.Check{Name: "edge", Func: front.CheckReady})
+		adm.collectors = append(adm.collectors, front.Collectors()...)
 	}
+	stopAdmin, err := adm.serve(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	go func() { errc <- listen(public, cfg, log) }()
 	log.Info("the Studio", "url", studioURL(cfg))
 	select {
@@ -239,7 +251,8 @@ func newPublisher(ctx context.Context, cfg config, cs *content.Store, log *slog.
 	if err != nil {
 		return nil, fmt.Errorf("EDGECMS_PURGE_*: %w", err)
 	}
-	return publisher.New(publisher.Config{Store: st, DatabaseURL: cfg.DatabaseURL, Purger: purger}, cs, log.With("role", "publisher")), nil
+	return publisher.New(publisher.Config{Store: st, DatabaseURL: cfg.DatabaseURL, Purger: purger,
+		SnapshotBytes: cfg.PublishMemory}, cs, log.With("role", "publisher")), nil
 }
 
 // runPublisher runs a publisher alone (any number may run).
@@ -255,25 +268,25 @@ func runPublisher(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Lo
 		return err
 	}
 	defer pub.Close()
+	var adm adminServer
+	adm.database(db, false)
+	adm.backlog(db)
+	stopAdmin, err := adm.serve(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer stopAdmin()
 	return pub.Run(ctx)
 }
 
 // runRepublish renders every object of an instance again, with a progress
 // bar on a terminal.
 func runRepublish(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger) error {
-	if instanceArgs.guid == "" {
-		return errors.New("--guid is required")
-	}
-	db, err := openMigrated(ctx, cfg, log)
+	pub, closePub, err := instancePublisher(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
+	defer closePub()
 	bar := newProgress(os.Stdout, "republish "+instanceArgs.guid)
 	err = pub.Republish(ctx, instanceArgs.guid, bar.report)
 	bar.finish()
@@ -501,19 +514,11 @@ func runDemo(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 // fresh render: it prints each object that differs, is missing or is extra,
 // and fails (exit status 1) when there is any.
 func runVerify(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger) error {
-	if instanceArgs.guid == "" {
-		return errors.New("--guid is required")
-	}
-	db, err := openMigrated(ctx, cfg, log)
+	pub, closePub, err := instancePublisher(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
-	if err != nil {
-		return err
-	}
-	defer pub.Close()
+	defer closePub()
 	return verify(ctx, pub, instanceArgs.guid, os.Stdout, os.Stderr)
 }
 
@@ -540,4 +545,22 @@ func verify(ctx context.Context, pub *publisher.Publisher, guid string, out io.W
 
 func verifyFlags(fs *flag.FlagSet) {
 	fs.StringVar(&instanceArgs.guid, "guid", "", "guid of the instance to verify")
+}
+
+// instancePublisher opens the database and a publisher for a command on
+// one instance (--guid, required): republish and verify.
+func instancePublisher(ctx context.Context, cfg config, log *slog.Logger) (*publisher.Publisher, func(), error) {
+	if instanceArgs.guid == "" {
+		return nil, nil, errors.New("--guid is required")
+	}
+	db, err := openMigrated(ctx, cfg, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	pub, err := newPublisher(ctx, cfg, newContentStore(db, cfg), log)
+	if err != nil {
+		db.Close()
+		return nil, nil, err
+	}
+	return pub, func() { pub.Close(); db.Close() }, nil
 }

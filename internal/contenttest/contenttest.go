@@ -52,6 +52,19 @@ func On(t testing.TB, db *sqlx.DB) *Fixture {
 	return f
 }
 
+// open returns a Fixture on db, whose instance "acme" On made.
+func open(t testing.TB, db *sqlx.DB) *Fixture {
+	t.Helper()
+	f := &Fixture{T: t, Ctx: context.Background(), DB: db, Clock: T0}
+	f.S = f.NewStore()
+	inst, err := f.S.Instance(f.Ctx, "acme")
+	if err != nil {
+		t.Fatalf("Instance: %v", err)
+	}
+	f.Inst = inst
+	return f
+}
+
 // NewStore returns another Store on the fixture's database with its clock,
 // as a restarted process would have.
 func (f *Fixture) NewStore() *content.Store {

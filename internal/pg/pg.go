@@ -1,8 +1,9 @@
 // Package pg holds what every Postgres repository of edgecms shares: one
 // Transact helper (rollback on error and on panic, retries of serialization
-// failures and deadlocks) and the classification of driver errors by their
-// SQLSTATE code. The repositories (content, eventlog, users, webhooks,
-// publisher) keep their own SQL; this package knows no table.
+// failures and deadlocks), the classification of driver errors by their
+// SQLSTATE code, and the registry of advisory lock keys (locks.go). The
+// repositories (content, eventlog, users, webhooks, publisher) keep their
+// own SQL; this package knows no table.
 package pg
 
 import (

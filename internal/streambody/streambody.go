@@ -20,10 +20,15 @@ import (
 // boundaries, part headers, the label and the file name.
 const MultipartSlack = 1 << 20
 
-// drainLimit is how much of a body left unread is read and dropped after
-// the answer, so that the connection can serve its next request; with more
-// left, the connection is closed after the answer.
-const drainLimit = 1 << 20
+// DrainLimit is how much of a body left unread (because it is over its
+// limit, or the handler did not need it) is read and dropped before the
+// answer is sent. A client that sends its whole body before it reads the
+// answer, as Node's fetch does, would otherwise get a connection reset
+// instead of the 413; and the connection then serves its next request.
+// With more left than this the connection is closed after the answer: a
+// body declared that much over its limit is not worth reading, and such a
+// client sees a reset.
+const DrainLimit = 64 << 20
 
 // uploadPath matches the path of the asset upload route.
 var uploadPath = regexp.MustCompile(`^/api/v1/instance/[^/]+/assets/?$`)
@@ -35,15 +40,14 @@ func IsUpload(rq *fasthttp.Request) bool {
 
 // Read reads a streamed body of at most limit bytes into the request, as
 // the server reads bodies that are not streamed; a larger one is a
-// problem.TooLarge, and closes the connection after the answer.
+// problem.TooLarge, whose rest Finish drains (see DrainLimit).
 func Read(c *fasthttp.RequestCtx, limit int) error {
 	rq := &c.Request
 	if !rq.IsBodyStream() {
 		return nil
 	}
 	if rq.Header.ContentLength() > limit {
-		c.SetConnectionClose()
-		return TooLarge(int64(limit))
+		return Refuse(c, int64(limit))
 	}
 	body, err := io.ReadAll(io.LimitReader(rq.BodyStream(), int64(limit)+1))
 	if err != nil {
@@ -51,11 +55,20 @@ func Read(c *fasthttp.RequestCtx, limit int) error {
 		return problem.Invalidf("the request body could not be read")
 	}
 	if len(body) > limit {
-		c.SetConnectionClose()
 		return TooLarge(int64(limit))
 	}
 	rq.SetBody(body)
 	return nil
+}
+
+// Refuse refuses a body whose declared length is over limit: the problem
+// to answer, and, when the body is more than DrainLimit over the limit, a
+// connection closed after the answer rather than the body drained.
+func Refuse(c *fasthttp.RequestCtx, limit int64) error {
+	if int64(c.Request.Header.ContentLength()) > limit+DrainLimit {
+		c.SetConnectionClose()
+	}
+	return TooLarge(limit)
 }
 
 // TooLarge is the problem of a body over limit bytes.
@@ -63,15 +76,20 @@ func TooLarge(limit int64) error {
 	return &problem.Error{Kind: problem.TooLarge, Detail: fmt.Sprintf("the request body is larger than %d bytes", limit)}
 }
 
-// Finish reads what is left of a streamed body, up to a bound, so that the
-// client reads the answer and the connection its next request; a longer
-// rest closes the connection after the answer.
+// Finish reads what is left of a streamed body, up to DrainLimit, before
+// the answer is sent, so that the client reads the answer and the
+// connection its next request; a longer rest (declared, or found) closes
+// the connection after the answer. It is the one place where every
+// oversize body ends, on the origin and on the edge.
 func Finish(c *fasthttp.RequestCtx) {
 	if !c.Request.IsBodyStream() {
 		return
 	}
-	n, err := io.Copy(io.Discard, io.LimitReader(c.Request.BodyStream(), drainLimit+1))
-	if err != nil || n > drainLimit {
+	if c.Response.ConnectionClose() {
+		return // refused as too large to drain (TooLarge)
+	}
+	n, err := io.Copy(io.Discard, io.LimitReader(c.Request.BodyStream(), DrainLimit+1))
+	if err != nil || n > DrainLimit {
 		c.SetConnectionClose()
 	}
 }

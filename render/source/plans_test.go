@@ -41,7 +41,7 @@ func TestPlansAreIndexDriven(t *testing.T) {
 					plancheck.Case{Name: fl.name + " list window", SQL: fl.contents, Args: []any{inst, en, "posts", 10, 20}},
 					plancheck.Case{Name: fl.name + " whole small list", SQL: fl.containers, Args: []any{inst, en, pq.Array([]string{"tags"})}},
 					plancheck.Case{Name: fl.name + " small list versions", SQL: fl.versions, Args: []any{inst, en, pq.Array([]string{"tags", "authors"})}},
-					plancheck.Case{Name: fl.name + " small dynamic list", SQL: fl.dynamic, Args: []any{inst, en, pq.Array([]int64{ids.TagsContainer}), pq.Array([]string{"label"})}},
+					plancheck.Case{Name: fl.name + " small dynamic list", SQL: fl.dynamic, Args: []any{inst, en, pq.Array([]int64{ids.TagsContainer}), pq.Array([]string{"label"}), pq.Array([]string{"label"})}},
 				)
 			}
 			plancheck.Check(t, f.Ctx, f.DB, n, cases)

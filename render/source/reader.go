@@ -116,11 +116,15 @@ type PageVersion struct {
 	DynamicContainerID   int64
 	DynamicReferenceName string
 	DynamicPathField     string
-	State                content.State // content.Published for the fetch flavour
-	VersionID            int64
-	Modified             time.Time
-	Doc                  content.PageDoc
-	Zones                content.Zones
+	// DynamicTitleField names the field that titles the page's sitemap
+	// nodes: the page's titleField, else the model's field named title,
+	// else "" (the path value titles them).
+	DynamicTitleField string
+	State             content.State // content.Published for the fetch flavour
+	VersionID         int64
+	Modified          time.Time
+	Doc               content.PageDoc
+	Zones             content.Zones
 }
 
 // DynamicBinding asks for the items behind a dynamic page: the visible items
@@ -128,14 +132,17 @@ type PageVersion struct {
 type DynamicBinding struct {
 	ContainerID int64
 	PathField   string
+	TitleField  string
 }
 
 // DynamicItem is an item behind a dynamic page: Binding is the index of its
-// DynamicBinding and PathValue the value of the binding's path field.
+// DynamicBinding, PathValue the value of the binding's path field and
+// TitleValue that of its title field ("" when it has none or it is unset).
 type DynamicItem struct {
-	Binding   int
-	ContentID int64
-	PathValue string
+	Binding    int
+	ContentID  int64
+	PathValue  string
+	TitleValue string
 }
 
 // ItemNode is an item copy reached by ItemGraph, Depth links away from the
@@ -263,8 +270,8 @@ const (
 		FROM containers c JOIN models m ON m.id = c.model_id
 		WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($3)`
 
-	dynamicItemsSQL = `SELECT b.n, ic.content_id, coalesce(%[2]s ->> b.field, '')
-		FROM unnest((SELECT $3::bigint[]), (SELECT $4::text[])) WITH ORDINALITY AS b(container_id, field, n)
+	dynamicItemsSQL = `SELECT b.n, ic.content_id, coalesce(%[2]s ->> b.field, ''), coalesce(%[2]s ->> nullif(b.title, ''), '')
+		FROM unnest((SELECT $3::bigint[]), (SELECT $4::text[]), (SELECT $5::text[])) WITH ORDINALITY AS b(container_id, field, title, n)
 		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.container_id = b.container_id AND ic.locale = $2%[1]s
 			ORDER BY ic.item_order, ic.content_id OFFSET 0) AS ic
 		WHERE ic.instance_id = $1
@@ -305,13 +312,16 @@ var (
 // The columns of a page version in each flavour.
 const (
 	pageVersionHead = `SELECT p.page_id, p.parent_id, p.sort_order, p.page_type, pm.name, pm.zones,
-		coalesce(p.dynamic_container_id, 0), coalesce(dc.reference_name, ''), coalesce(p.dynamic_path_field, ''), pc.name, `
+		coalesce(p.dynamic_container_id, 0), coalesce(dc.reference_name, ''), coalesce(p.dynamic_path_field, ''),
+		coalesce(p.dynamic_title_field, (SELECT f->>'name' FROM jsonb_array_elements(dm.fields) f
+			WHERE lower(f->>'name') = 'title' AND f->>'type' IN ('text', 'html') LIMIT 1), ''), pc.name, `
 	pageFetchCols   = `2, pc.published_version_id, pc.published_modified, pc.published_doc, pc.published_zones`
 	pagePreviewCols = `pc.state, pc.version_id, pc.modified, pc.doc, pc.zones`
 	pageFetchSeen   = ` AND pc.published_version_id IS NOT NULL`
 	pagePreviewSeen = ` AND pc.state <> 3`
 	pageVersionFrom = ` FROM pages p JOIN page_copies pc ON pc.page_id = p.page_id AND pc.locale = $2
-		JOIN page_models pm ON pm.id = p.page_model_id LEFT JOIN containers dc ON dc.id = p.dynamic_container_id`
+		JOIN page_models pm ON pm.id = p.page_model_id LEFT JOIN containers dc ON dc.id = p.dynamic_container_id
+		LEFT JOIN models dm ON dm.id = dc.model_id`
 
 	pageVersionWhere      = ` WHERE p.instance_id = $1 AND p.page_id = $3`
 	fetchPageVersionSQL   = pageVersionHead + pageFetchCols + pageVersionFrom + pageVersionWhere + pageFetchSeen
@@ -652,7 +662,7 @@ func (r *Reader) scanPageVersions(ctx context.Context, q string, args ...any) ([
 		var parent sql.NullInt64
 		var zones pq.StringArray
 		if err := rows.Scan(&p.PageID, &parent, &p.SortOrder, &p.PageType, &p.Model, &zones,
-			&p.DynamicContainerID, &p.DynamicReferenceName, &p.DynamicPathField, &p.Name,
+			&p.DynamicContainerID, &p.DynamicReferenceName, &p.DynamicPathField, &p.DynamicTitleField, &p.Name,
 			&p.State, &p.VersionID, &p.Modified, &p.Doc, &p.Zones); err != nil {
 			return nil, err
 		}
@@ -678,11 +688,11 @@ func (r *Reader) DynamicItems(ctx context.Context, inst content.Instance, locale
 		return nil, err
 	}
 	ids := make([]int64, len(bindings))
-	fields := make([]string, len(bindings))
+	fields, titles := make([]string, len(bindings)), make([]string, len(bindings))
 	for i, b := range bindings {
-		ids[i], fields[i] = b.ContainerID, b.PathField
+		ids[i], fields[i], titles[i] = b.ContainerID, b.PathField, b.TitleField
 	}
-	rows, err := r.query(ctx, q, inst.ID, locale, pq.Array(ids), pq.Array(fields))
+	rows, err := r.query(ctx, q, inst.ID, locale, pq.Array(ids), pq.Array(fields), pq.Array(titles))
 	if err != nil {
 		return nil, fmt.Errorf("load dynamic page items: %w", err)
 	}
@@ -690,7 +700,7 @@ func (r *Reader) DynamicItems(ctx context.Context, inst content.Instance, locale
 	var out []DynamicItem
 	for rows.Next() {
 		var d DynamicItem
-		if err := rows.Scan(&d.Binding, &d.ContentID, &d.PathValue); err != nil {
+		if err := rows.Scan(&d.Binding, &d.ContentID, &d.PathValue, &d.TitleValue); err != nil {
 			return nil, fmt.Errorf("load dynamic page items: %w", err)
 		}
 		d.Binding-- // ordinality counts from 1

@@ -82,10 +82,13 @@ const (
 		FROM containers c JOIN models m ON m.id = c.model_id WHERE c.instance_id = $1`
 	snapshotChannelsSQL = `SELECT id, name, created_at, lower(name) FROM channels WHERE instance_id = $1`
 	snapshotPagesSQL    = `SELECT p.page_id, p.parent_id, p.sort_order, p.page_type, pm.name, pm.zones,
-			coalesce(p.dynamic_container_id, 0), coalesce(dc.reference_name, ''), coalesce(p.dynamic_path_field, ''), pc.name,
+			coalesce(p.dynamic_container_id, 0), coalesce(dc.reference_name, ''), coalesce(p.dynamic_path_field, ''),
+			coalesce(p.dynamic_title_field, (SELECT f->>'name' FROM jsonb_array_elements(dm.fields) f
+			WHERE lower(f->>'name') = 'title' AND f->>'type' IN ('text', 'html') LIMIT 1), ''), pc.name,
 			pc.published_version_id, pc.published_modified, pc.published_doc, pc.published_zones, p.channel_id
 		FROM pages p JOIN page_copies pc ON pc.page_id = p.page_id AND pc.locale = $2
 			JOIN page_models pm ON pm.id = p.page_model_id LEFT JOIN containers dc ON dc.id = p.dynamic_container_id
+			LEFT JOIN models dm ON dm.id = dc.model_id
 		WHERE p.instance_id = $1 AND pc.published_version_id IS NOT NULL
 		ORDER BY p.sort_order, p.page_id`
 	// snapshotEventsSQL finds an event of the instance committed after the
@@ -228,7 +231,7 @@ func (s *Snapshot) load(ctx context.Context, tx *sqlx.Tx, maxBytes int64) error 
 		var parent sql.NullInt64
 		var zones pq.StringArray
 		if err := rows.Scan(&p.PageID, &parent, &p.SortOrder, &p.PageType, &p.Model, &zones,
-			&p.DynamicContainerID, &p.DynamicReferenceName, &p.DynamicPathField, &p.Name,
+			&p.DynamicContainerID, &p.DynamicReferenceName, &p.DynamicPathField, &p.DynamicTitleField, &p.Name,
 			&p.VersionID, &p.Modified, &p.Doc, &p.Zones, &sp.channelID); err != nil {
 			rows.Close()
 			return err
@@ -242,7 +245,7 @@ func (s *Snapshot) load(ctx context.Context, tx *sqlx.Tx, maxBytes int64) error 
 		}
 		s.pages[p.PageID] = sp
 		s.byChannel[sp.channelID] = append(s.byChannel[sp.channelID], sp)
-		if b := (DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField}); b.ContainerID != 0 {
+		if b := (DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField, TitleField: p.DynamicTitleField}); b.ContainerID != 0 {
 			if _, ok := s.dynamic[b]; !ok {
 				s.dynamic[b] = nil
 				bindings = append(bindings, b)
@@ -257,17 +260,17 @@ func (s *Snapshot) load(ctx context.Context, tx *sqlx.Tx, maxBytes int64) error 
 	// reads them (->>), by the Reader's own query.
 	if len(bindings) > 0 {
 		ids := make([]int64, len(bindings))
-		fields := make([]string, len(bindings))
+		fields, titles := make([]string, len(bindings)), make([]string, len(bindings))
 		for i, b := range bindings {
-			ids[i], fields[i] = b.ContainerID, b.PathField
+			ids[i], fields[i], titles[i] = b.ContainerID, b.PathField, b.TitleField
 		}
-		rows, err = tx.QueryContext(ctx, fetchDynamicItemsSQL, s.inst.ID, s.locale, pq.Array(ids), pq.Array(fields))
+		rows, err = tx.QueryContext(ctx, fetchDynamicItemsSQL, s.inst.ID, s.locale, pq.Array(ids), pq.Array(fields), pq.Array(titles))
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
 			var d DynamicItem
-			if err := rows.Scan(&d.Binding, &d.ContentID, &d.PathValue); err != nil {
+			if err := rows.Scan(&d.Binding, &d.ContentID, &d.PathValue, &d.TitleValue); err != nil {
 				rows.Close()
 				return err
 			}

@@ -124,7 +124,7 @@ func jsonObject(key, body string, tags ...string) store.Object {
 }
 
 func testPutGet(t *testing.T, s store.Store) {
-	o := jsonObject("g/abc/fetch/en-us/item/12.json", `{"contentID":12}`, "i:12:en-us")
+	o := jsonObject("g/abc/fetch/en-us/item/12.json", `{"contentID":12}`, "acme.en-us.i:12")
 	if !put(t, s, o) {
 		t.Errorf("Put of a new object: written = false, want true")
 	}
@@ -143,7 +143,7 @@ func testMetadata(t *testing.T, s store.Store) {
 		Body:         []byte(`{"x":"y"}`),
 		ContentType:  "application/json",
 		CacheControl: "public, max-age=5",
-		Tags:         []string{"p:3:fr-ca", "i:12:en-us", "i:12:en-us", "c:posts:en-us"},
+		Tags:         []string{"acme.fr-ca.p:3", "acme.en-us.i:12", "acme.en-us.i:12", "acme.en-us.c:posts"},
 		ETag:         `"ignored"`,
 	}
 	put(t, s, o)
@@ -153,7 +153,7 @@ func testMetadata(t *testing.T, s store.Store) {
 		ContentType:  "application/json",
 		CacheControl: "public, max-age=5",
 		ETag:         store.ETag(o.Body),
-		Tags:         []string{"c:posts:en-us", "i:12:en-us", "p:3:fr-ca"},
+		Tags:         []string{"acme.en-us.c:posts", "acme.en-us.i:12", "acme.fr-ca.p:3"},
 	}
 	got := get(t, s, o.Key)
 	if !sameInfo(got.Info(), want) {
@@ -251,7 +251,7 @@ func listed(t *testing.T, s store.Store, key string) *store.Info {
 func testPutListed(t *testing.T, s store.Store) {
 	var many []string
 	for i := range 300 {
-		many = append(many, fmt.Sprintf("i:%d:en-us", 100000+i))
+		many = append(many, fmt.Sprintf("acme.en-us.i:%d", 100000+i))
 	}
 	for _, o := range []store.Object{
 		jsonObject("l/few.json", `{"a":1}`, "t:2", "t:1"),
@@ -513,7 +513,7 @@ func testManyTags(t *testing.T, s store.Store) {
 	// metadata.
 	var tags []string
 	for i := range 600 {
-		tags = append(tags, fmt.Sprintf("i:%d:en-us", 100000+i))
+		tags = append(tags, fmt.Sprintf("acme.en-us.i:%d", 100000+i))
 	}
 	o := jsonObject("list/many.json", `{"items":[]}`, tags...)
 	put(t, s, o)

@@ -1,0 +1,181 @@
+package publisher
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render"
+)
+
+// The background lane renders what batches queued in publish_backlog
+// (handoff.go): list pages past the first whose only change is their
+// totalCount. It takes backlogChunk requests at a time, oldest first, each
+// chunk under the instance's lock with a render number of its own, and
+// releases the lock between chunks, so that the next batch of events
+// waits for one chunk at most (and not at all for the objects its events
+// name, which it writes without the lock). One publisher at a time works
+// the backlog (a session lock), so two never render the same chunk.
+
+// backlogChunk is how many requests one background chunk renders.
+const backlogChunk = 64
+
+const (
+	nextBacklogSQL = `SELECT key, guid, request, queued FROM publish_backlog ORDER BY queued LIMIT $1`
+	doneBacklogSQL = `DELETE FROM publish_backlog b USING unnest($1::text[], $2::bigint[]) AS t(key, queued)
+		WHERE b.key = t.key AND b.queued = t.queued`
+	backlogWaitingSQL = `SELECT EXISTS (SELECT 1 FROM publish_backlog)`
+)
+
+// runBacklog renders the next chunk of the backlog, if this publisher can
+// take the backlog (with wait, it waits for it), and returns how many
+// requests it took.
+func (p *Publisher) runBacklog(ctx context.Context, wait bool) (int, error) {
+	l, err := p.acquire(ctx, wait, lockSpace, backlogLock, "")
+	if err != nil || l == nil {
+		return 0, err
+	}
+	defer l.release()
+	var rows []struct {
+		Key     string `db:"key"`
+		Guid    string `db:"guid"`
+		Request string `db:"request"`
+		Queued  int64  `db:"queued"`
+	}
+	if err := p.db.SelectContext(ctx, &rows, nextBacklogSQL, backlogChunk); err != nil || len(rows) == 0 {
+		if err != nil {
+			err = fmt.Errorf("read backlog: %w", err)
+		}
+		return 0, err
+	}
+	var order []string
+	byInstance := map[string][]fetch.Request{}
+	for _, r := range rows {
+		req, err := parseRequestString(r.Request)
+		if err != nil {
+			p.log.Warn("publisher: unreadable request in backlog", "request", r.Request, "err", err)
+			continue
+		}
+		if _, ok := byInstance[r.Guid]; !ok {
+			order = append(order, r.Guid)
+		}
+		byInstance[r.Guid] = append(byInstance[r.Guid], req)
+	}
+	changed := 0
+	var purge []string
+	for _, guid := range order {
+		out, err := p.publishLater(ctx, guid, byInstance[guid])
+		if err != nil {
+			return 0, err
+		}
+		changed += len(out.changed)
+		for _, c := range out.changed {
+			if ref := listOf(c.req); ref != "" {
+				purge = append(purge, qualified(guid, c.req.Locale, render.ContainerTag(ref)))
+			}
+		}
+	}
+	keys, queued := make([]string, len(rows)), make([]int64, len(rows))
+	for i, r := range rows {
+		keys[i], queued[i] = r.Key, r.Queued
+	}
+	if _, err := p.db.ExecContext(ctx, doneBacklogSQL, pq.Array(keys), pq.Array(queued)); err != nil {
+		return 0, fmt.Errorf("backlog done: %w", err)
+	}
+	if changed > 0 {
+		p.requestFlush()
+		p.purges.add(purge)
+	}
+	return len(rows), nil
+}
+
+// publishLater renders and writes reqs of instance guid under its lock.
+func (p *Publisher) publishLater(ctx context.Context, guid string, reqs []fetch.Request) (outcome, error) {
+	site, err := render.LoadSite(ctx, p.content, guid)
+	if problem.Is(err, problem.NotFound) {
+		return outcome{}, nil // the instance is gone, and its objects with it
+	}
+	if err != nil {
+		return outcome{}, err
+	}
+	l, err := p.lockInstance(ctx, guid)
+	if err != nil {
+		return outcome{}, err
+	}
+	defer l.release()
+	version, err := p.nextVersion(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	// The list windows come from the memberships the batches saved, read
+	// under the lock: the state of the latest batch, which queued again
+	// whatever it changed.
+	var members []membership
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		ref := strings.ToLower(listOf(r))
+		if ref == "" || seen[membersKey(r.Locale, ref)] {
+			continue
+		}
+		seen[membersKey(r.Locale, ref)] = true
+		var ids pq.Int64Array
+		err := p.db.GetContext(ctx, &ids, selectMembersSQL, guid, strings.ToLower(r.Locale), ref)
+		if isNoRows(err) {
+			continue
+		}
+		if err != nil {
+			return outcome{}, fmt.Errorf("list members: %w", err)
+		}
+		members = append(members, membership{locale: r.Locale, referenceName: ref, ids: ids})
+	}
+	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, members: members}, nil)
+	p.stats.background.Add(int64(out.rendered))
+	return out, err
+}
+
+// followBacklog works the backlog while it holds requests, then waits for
+// a batch to queue more (wake) or the poll interval.
+func (p *Publisher) followBacklog(ctx context.Context, wake chan struct{}) {
+	t := time.NewTicker(p.cfg.Poll)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		n, err := p.runBacklog(ctx, false)
+		if err != nil && ctx.Err() == nil {
+			p.log.Error("publisher: background chunk failed; retrying", "err", err)
+		}
+		if err == nil && n > 0 {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+		case <-wake:
+		case <-t.C:
+		}
+	}
+}
+
+// drainBacklog works the backlog until it is empty, waiting for another
+// publisher's chunk in progress.
+func (p *Publisher) drainBacklog(ctx context.Context) error {
+	for {
+		n, err := p.runBacklog(ctx, true)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		var waiting bool
+		if err := p.db.GetContext(ctx, &waiting, backlogWaitingSQL); err != nil {
+			return fmt.Errorf("drain backlog: %w", err)
+		}
+		if !waiting {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,200 @@
+package publisher
+
+import (
+	"context"
+	"slices"
+
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render"
+)
+
+// A batch of events, in call order (each step in its own file):
+//
+//  1. runBatch (this file) takes the event cursor and reads the events;
+//  2. per instance, publishEvents writes the objects the events name
+//     themselves (ownRequests: an item's own object, a page's), then
+//     plans the rest (plan.go, lists.go): what embeds what changed, and
+//     the list pages whose window of items changed;
+//  3. publish (write.go) renders and writes the plan's fast lane, with
+//     the sitemaps last and the pages by path whose node they changed
+//     (sitemap.go);
+//  4. the feed lists the changes (feed.go, the one place that writes it);
+//  5. handOff (handoff.go): in one transaction the cursor moves past the
+//     batch, its events are confirmed to the webhook dispatcher and its
+//     slow lane (list pages whose only change is their totalCount, past
+//     page 0) is queued in the backlog;
+//  6. the CDN purge is queued, to go out once edges have read the feed
+//     (purge.go);
+//  7. the backlog (backlog.go) renders the slow lane in the background, in
+//     small chunks, so that it never holds the next batch back.
+
+// batchResult is what a batch of one instance leaves for the steps after
+// its writes.
+type batchResult struct {
+	out   outcome
+	purge []string        // qualified tags
+	later []fetch.Request // the slow lane
+}
+
+// runBatch handles the next batch of events, if this publisher can take the
+// event cursor (with wait, it waits for it), and returns how many events it
+// handled. The cursor moves past the batch only after every object of its
+// fast lane is written and listed in the feed.
+func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
+	l, err := p.acquire(ctx, wait, lockSpace, cursorLock, "")
+	if err != nil || l == nil {
+		return 0, err
+	}
+	defer l.release()
+	evs, err := eventlog.Read(ctx, p.db, Consumer, p.cfg.BatchSize)
+	if err != nil || len(evs) == 0 {
+		return 0, err
+	}
+	var order []string
+	byInstance := map[string][]eventlog.Event{}
+	for _, e := range evs {
+		if _, ok := byInstance[e.InstanceGuid]; !ok {
+			order = append(order, e.InstanceGuid)
+		}
+		byInstance[e.InstanceGuid] = append(byInstance[e.InstanceGuid], e)
+	}
+	var purge []string
+	var later []deferred
+	changed := 0
+	for _, guid := range order {
+		res, err := p.publishEvents(ctx, guid, byInstance[guid])
+		if err != nil {
+			return 0, err
+		}
+		purge = append(purge, res.purge...)
+		for _, r := range res.later {
+			later = append(later, deferred{guid: guid, req: r})
+		}
+		out := res.out
+		changed += len(out.changed)
+		if len(out.changed) > 0 || out.superseded > 0 || len(res.later) > 0 {
+			p.log.Debug("publisher: published", "guid", guid, "events", len(byInstance[guid]), "rendered", out.rendered,
+				"written", out.written, "deleted", out.deleted, "unchanged", out.unchanged, "superseded", out.superseded,
+				"deferred", len(res.later))
+		}
+	}
+	// Edges learn of the changes from the feed before the events are
+	// handed off, so that webhooks go out after edges can serve the new
+	// state.
+	if changed > 0 {
+		if err := p.flushNow(ctx); err != nil {
+			p.log.Warn("publisher: flush feed", "err", err)
+		}
+	}
+	if err := p.handOff(ctx, evs, later); err != nil {
+		return 0, err
+	}
+	if p.afterBatch != nil {
+		p.afterBatch(evs)
+	}
+	if len(later) > 0 {
+		poke(p.backlogWake)
+	}
+	p.purges.add(purge)
+	return len(evs), nil
+}
+
+// publishEvents renders and writes what one instance's events affect: the
+// objects they name first, then the plan's fast lane. It returns the
+// outcome, the tags to purge from a CDN and the slow lane.
+func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventlog.Event) (batchResult, error) {
+	var res batchResult
+	site, err := render.LoadSite(ctx, p.content, guid)
+	if problem.Is(err, problem.NotFound) {
+		return res, nil // the instance is gone
+	}
+	if err != nil {
+		return res, err
+	}
+	// The objects the events name need no plan, and their writes are safe
+	// without the instance lock (render numbers order them), so they
+	// never wait for a background chunk holding it.
+	own := ownRequests(site, evs)
+	if res.out, err = p.publishFirst(ctx, site, own); err != nil {
+		return res, err
+	}
+	l, err := p.lockInstance(ctx, guid)
+	if err != nil {
+		return res, err
+	}
+	defer l.release()
+	pl, err := p.plan(ctx, site, evs)
+	if err != nil {
+		return res, err
+	}
+	// The render number is taken after the plan read the objects table,
+	// so it is larger than that of any write the plan could have missed.
+	version, err := p.nextVersion(ctx)
+	if err != nil {
+		return res, err
+	}
+	now := withoutKeys(pl.reqs, own)
+	out, err := p.publish(ctx, site, now, writeOpts{version: version, expand: true, maybe: pl.maybe, kept: pl.kept, members: pl.members}, nil)
+	res.out.add(out)
+	if err != nil {
+		return res, err
+	}
+	if err := p.saveMembers(ctx, guid, pl.members); err != nil {
+		return res, err
+	}
+	res.later = withoutKeys(withoutKeys(pl.later, own), now)
+	// Purge exactly the changed things, where some cached object had them.
+	purge := map[string]bool{}
+	for _, c := range res.out.changed {
+		for _, t := range c.oldTags {
+			if pl.affected[t] {
+				purge[t] = true
+			}
+		}
+	}
+	for t := range purge {
+		res.purge = append(res.purge, t)
+	}
+	slices.Sort(res.purge)
+	return res, nil
+}
+
+// publishFirst renders and writes reqs, the objects a batch's events name
+// themselves (ownRequests), with a render number of their own, and asks
+// for the feed to be flushed as soon as they are written: edges serve them
+// while the objects that embed them are still being rendered.
+func (p *Publisher) publishFirst(ctx context.Context, site render.Site, reqs []fetch.Request) (outcome, error) {
+	if len(reqs) == 0 {
+		return outcome{}, nil
+	}
+	version, err := p.nextVersion(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	out, err := p.publish(ctx, site, reqs, writeOpts{version: version}, nil)
+	if err == nil && len(out.changed) > 0 {
+		p.requestFlush()
+	}
+	return out, err
+}
+
+// withoutKeys returns the requests of reqs whose keys no request of done
+// has.
+func withoutKeys(reqs, done []fetch.Request) []fetch.Request {
+	if len(done) == 0 {
+		return reqs
+	}
+	skip := make(map[string]bool, len(done))
+	for _, r := range done {
+		skip[r.Key()] = true
+	}
+	var out []fetch.Request
+	for _, r := range reqs {
+		if !skip[r.Key()] {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,81 @@
+package publisher
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/edgecms/edgecms/eventlog"
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/pg"
+)
+
+// The hand-off of a batch, in one transaction, once its fast lane is in the
+// store and the feed lists it (so edges serve it after their next poll):
+//
+//   - the publisher's cursor in the event log moves past the batch;
+//   - event_confirmations gets a row per event: this is all the webhook
+//     dispatcher reads of the publisher, and it sends Published and
+//     Deleted only for confirmed events (webhooks.DispatcherConfig
+//     RequireConfirmation). Nothing else passes between them;
+//   - the batch's slow lane is queued in publish_backlog (backlog.go).
+//
+// A crash before it commits repeats the batch; after it, the backlog still
+// holds what the batch left to the background.
+//
+// The dispatcher reads a confirmation when it promotes the event it parked
+// (webhook_awaiting); the publisher deletes confirmations nobody can read
+// any more (trim.go), which is the one place it looks at the dispatcher's
+// table.
+
+// deferred is a request of the slow lane, of instance guid.
+type deferred struct {
+	guid string
+	req  fetch.Request
+}
+
+const (
+	insertConfirmationsSQL = `INSERT INTO event_confirmations (event_id)
+		SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING`
+	// queueBacklogSQL queues requests; one queued already is queued again
+	// with a new number, so that a background chunk that read it before
+	// does not delete it.
+	queueBacklogSQL = `INSERT INTO publish_backlog (key, guid, request)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+		ON CONFLICT (key) DO UPDATE SET queued = excluded.queued, request = excluded.request`
+)
+
+// handOff confirms evs, queues later and moves the cursor past evs.
+func (p *Publisher) handOff(ctx context.Context, evs []eventlog.Event, later []deferred) error {
+	ids := make([]int64, len(evs))
+	for i, e := range evs {
+		ids[i] = e.ID
+	}
+	var keys, guids, reqs []string
+	seen := map[string]bool{}
+	for _, d := range later {
+		k := d.req.Key()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		keys, guids, reqs = append(keys, k), append(guids, d.guid), append(reqs, requestString(d.req))
+	}
+	err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, insertConfirmationsSQL, pq.Array(ids)); err != nil {
+			return fmt.Errorf("confirm events: %w", err)
+		}
+		if len(keys) > 0 {
+			if _, err := tx.ExecContext(ctx, queueBacklogSQL, pq.Array(keys), pq.Array(guids), pq.Array(reqs)); err != nil {
+				return fmt.Errorf("queue backlog: %w", err)
+			}
+		}
+		return eventlog.Ack(ctx, tx, Consumer, evs[len(evs)-1])
+	})
+	if err == nil {
+		p.stats.deferred.Add(int64(len(keys)))
+	}
+	return err
+}

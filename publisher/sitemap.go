@@ -1,0 +1,330 @@
+package publisher
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/problem"
+	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/render/source"
+)
+
+// Sitemaps and pages by path.
+//
+// A page by path (/page/{channel}?path=...) is the page at a node of the
+// channel's flat sitemap and that node: its bytes depend on the page and
+// what its zones show (tags p: and i:, matched like any object's), and on
+// the rest of the sitemap only through the node (render.Result.NodeTags:
+// the channel's s: tag and the c: tags of its dynamic pages). So the
+// objects table records those tags marked (depsOf), no change matches
+// them, and when a batch renders a flat sitemap again the publisher
+// compares its nodes with those of the flat sitemap in the store: only the
+// paths whose node was added, removed or changed are rendered. A new item
+// behind a dynamic page renders its own path, not one per item of the
+// container.
+//
+// The sitemaps are written after the pages by path they led to: a batch
+// cut short before them compares with the old sitemap again when it is
+// repeated, and renders the same paths.
+
+// publishSitemaps renders the sitemaps among reqs, then the pages by path
+// whose node changed in a flat one, writes those, then the sitemaps.
+// seen holds the keys already rendered by the caller (and gets the keys
+// this adds).
+func (p *Publisher) publishSitemaps(ctx context.Context, site render.Site, maps []fetch.Request, opts writeOpts,
+	out *outcome, seen map[string]bool, progress func(int)) error {
+	if len(maps) == 0 {
+		return nil
+	}
+	rs := make([]*rendered, len(maps))
+	for i, req := range maps {
+		r, err := p.renderOne(ctx, site, req, opts.src)
+		if err != nil {
+			return err
+		}
+		rs[i] = r
+	}
+	var more []fetch.Request
+	for _, r := range rs {
+		if r.req.Kind != fetch.SitemapFlat {
+			continue
+		}
+		paths, err := p.changedPaths(ctx, r)
+		if err != nil {
+			return err
+		}
+		for _, path := range paths {
+			req, err := pagePathRequest(site.Instance.Guid, r.req.Locale, r.req.Channel, path)
+			if err != nil {
+				p.log.Warn("publisher: page path not addressable", "key", r.key, "path", path, "err", err)
+				continue
+			}
+			if k := req.Key(); !seen[k] {
+				seen[k] = true
+				more = append(more, req)
+			}
+		}
+	}
+	if err := p.renderWrite(ctx, site, more, opts, out, nil, progress); err != nil {
+		return err
+	}
+	return p.writeAll(ctx, site.Instance.Guid, rs, opts, out)
+}
+
+// changedPaths compares the nodes of a freshly rendered flat sitemap with
+// those of the one in the store and returns the paths added, removed or
+// changed, in sitemap order (removed ones last); all of them when the
+// sitemap's tags changed. With no sitemap in the store every path is new.
+func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string, error) {
+	var old []byte
+	o, err := p.store.Get(ctx, flat.key)
+	switch {
+	case err == nil:
+		old = o.Body
+	case !problem.Is(err, problem.NotFound):
+		return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
+	}
+	// Every page by path carries the sitemap's tags (the channel, the
+	// containers of its dynamic pages): when they change, so do the
+	// tags of every path, whose node may be the same.
+	all := err == nil && !flat.gone && !slices.Equal(o.Tags, flat.tags)
+	var newPaths []string
+	var newNodes map[string][]byte
+	if !flat.gone {
+		if newPaths, newNodes, err = sitemapNodes(flat.body); err != nil {
+			return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
+		}
+	}
+	oldPaths, oldNodes, err := sitemapNodes(old)
+	if err != nil {
+		p.log.Warn("publisher: unreadable sitemap in the store; rendering every path", "key", flat.key, "err", err)
+		oldPaths, oldNodes = nil, nil
+	}
+	var out []string
+	for _, path := range newPaths {
+		if prev, ok := oldNodes[path]; all || !ok || !bytes.Equal(prev, newNodes[path]) {
+			out = append(out, path)
+		}
+	}
+	for _, path := range oldPaths {
+		if _, ok := newNodes[path]; !ok {
+			out = append(out, path)
+		}
+	}
+	return out, nil
+}
+
+// sitemapNodes reads a flat sitemap object: its paths in order and each
+// path's node as it is written. An empty body has none. It scans the
+// bytes rather than decoding them (a sitemap of 100,000 nodes is some
+// 20 MB, which encoding/json's tokenizer takes most of a second over): it
+// finds where each key and value begin and end, and refuses what is not
+// an object of JSON values.
+func sitemapNodes(body []byte) ([]string, map[string][]byte, error) {
+	nodes := map[string][]byte{}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, nodes, nil
+	}
+	bad := fmt.Errorf("flat sitemap is not a JSON object")
+	i := skipSpace(body, 0)
+	if body[i] != '{' {
+		return nil, nil, bad
+	}
+	var paths []string
+	for i++; ; {
+		if i = skipSpace(body, i); i >= len(body) {
+			return nil, nil, bad
+		}
+		if body[i] == '}' {
+			if skipSpace(body, i+1) != len(body) {
+				return nil, nil, bad
+			}
+			return paths, nodes, nil
+		}
+		if len(paths) > 0 {
+			if body[i] != ',' {
+				return nil, nil, bad
+			}
+			i = skipSpace(body, i+1)
+		}
+		end, ok := skipValue(body, i)
+		if !ok || body[i] != '"' {
+			return nil, nil, bad
+		}
+		path := string(body[i+1 : end-1])
+		if bytes.IndexByte(body[i:end], '\\') >= 0 {
+			if err := json.Unmarshal(body[i:end], &path); err != nil {
+				return nil, nil, bad
+			}
+		}
+		if i = skipSpace(body, end); i >= len(body) || body[i] != ':' {
+			return nil, nil, bad
+		}
+		i = skipSpace(body, i+1)
+		if end, ok = skipValue(body, i); !ok {
+			return nil, nil, bad
+		}
+		paths = append(paths, path)
+		nodes[path] = body[i:end]
+		i = end
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the JSON value that starts at b[i], and
+// false when it has none. Objects and arrays must balance and strings
+// end; what lies between is left to the renderer, which wrote it.
+func skipValue(b []byte, i int) (int, bool) {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch c := b[j]; c {
+		case '"':
+			for j++; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			if j >= len(b) {
+				return 0, false
+			}
+			if depth == 0 {
+				return j + 1, true
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of a scalar, and of what holds it
+				return j, j > i
+			}
+			if depth--; depth == 0 {
+				return j + 1, true
+			}
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return j, j > i
+			}
+		}
+	}
+	return len(b), depth == 0 && len(b) > i
+}
+
+// sitemapPaths returns the keys of a flat sitemap object, in order.
+func sitemapPaths(body []byte) ([]string, error) {
+	paths, _, err := sitemapNodes(body)
+	return paths, err
+}
+
+// treeSource is a render.Source that reads each channel's pages and the
+// items of its dynamic pages once: a batch that renders a sitemap and the
+// pages by path it changed builds every one of them from one read of the
+// container behind a dynamic page, not one per object. It serves the
+// renders of one publish call, whose render number was taken before any
+// of them read content.
+//
+// It also answers the item windows of list pages from the memberships the
+// publisher holds (lists.go), when it holds the container's: a window deep
+// in a large container is then a slice, where Postgres reads every index
+// entry before it.
+type treeSource struct {
+	render.Source
+	render.SitemapMemo // and each channel's sitemap is built once
+	mu                 sync.Mutex
+	channels           map[string]*treeRead[channelPages]
+	dynamic            map[string]*treeRead[[]source.DynamicItem]
+	// members are visible items by locale (lower case) and container
+	// (lower case), in order.
+	members map[string][]int64
+}
+
+type channelPages struct {
+	ch    content.Channel
+	pages []source.PageVersion
+}
+
+// treeRead is one read, done once; the renders that ask for it meanwhile
+// wait for it.
+type treeRead[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+func newTreeSource(src render.Source, members []membership) *treeSource {
+	s := &treeSource{Source: src, channels: map[string]*treeRead[channelPages]{},
+		dynamic: map[string]*treeRead[[]source.DynamicItem]{}, members: map[string][]int64{}}
+	for _, m := range members {
+		if !m.gone {
+			s.members[membersKey(m.locale, m.referenceName)] = m.ids
+		}
+	}
+	return s
+}
+
+func membersKey(locale, ref string) string {
+	return strings.ToLower(locale) + "\x00" + strings.ToLower(ref)
+}
+
+// ContainerContents answers as the wrapped source does, taking the window
+// from the container's membership when the source holds it.
+func (s *treeSource) ContainerContents(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, referenceName string, skip, take int) (source.ContainerContents, error) {
+	ids, ok := s.members[membersKey(locale, referenceName)]
+	if !ok || fl != source.FlavourFetch || skip < 0 || take <= 0 {
+		return s.Source.ContainerContents(ctx, inst, locale, fl, referenceName, skip, take)
+	}
+	c, err := s.Source.ContainerContents(ctx, inst, locale, fl, referenceName, 0, 0)
+	if err != nil {
+		return c, err
+	}
+	c.Total = len(ids)
+	c.ContentIDs = slices.Clone(window(ids, skip, take))
+	return c, nil
+}
+
+func treeReadOf[T any](mu *sync.Mutex, m map[string]*treeRead[T], key string) *treeRead[T] {
+	mu.Lock()
+	defer mu.Unlock()
+	r := m[key]
+	if r == nil {
+		r = &treeRead[T]{}
+		m[key] = r
+	}
+	return r
+}
+
+// ChannelPages answers as the wrapped source does, once per locale,
+// flavour and channel. Renders only read the pages they are given.
+func (s *treeSource) ChannelPages(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, channel string) (content.Channel, []source.PageVersion, error) {
+	r := treeReadOf(&s.mu, s.channels, locale+"\x00"+string(fl)+"\x00"+strings.ToLower(channel))
+	r.once.Do(func() {
+		r.v.ch, r.v.pages, r.err = s.Source.ChannelPages(ctx, inst, locale, fl, channel)
+	})
+	return r.v.ch, r.v.pages, r.err
+}
+
+// DynamicItems answers as the wrapped source does, once per locale,
+// flavour and list of bindings.
+func (s *treeSource) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, bindings []source.DynamicBinding) ([]source.DynamicItem, error) {
+	var key strings.Builder
+	key.WriteString(locale + "\x00" + string(fl))
+	for _, b := range bindings {
+		fmt.Fprintf(&key, "\x00%d/%s", b.ContainerID, b.PathField)
+	}
+	r := treeReadOf(&s.mu, s.dynamic, key.String())
+	r.once.Do(func() {
+		r.v, r.err = s.Source.DynamicItems(ctx, inst, locale, fl, bindings)
+	})
+	return r.v, r.err
+}
