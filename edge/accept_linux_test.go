@@ -24,7 +24,7 @@ import (
 // so it does not run in parallel with other tests.
 func TestAcceptWithoutDescriptors(t *testing.T) {
 	st, _ := site(t)
-	failed := &logWatch{msg: "edge: accept failed; retrying", seen: make(chan struct{})}
+	failed := &logWatch{msg: "accept failed; retrying", seen: make(chan struct{})}
 	failed.Handler = testLog(t).Handler()
 	e := startEdgeLogging(t, st, edge.Config{OriginURL: deadURL(t)}, slog.New(failed))
 	get(t, e.url+"/acme/fetch/en-us/item/42", fetchKey)

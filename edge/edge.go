@@ -38,6 +38,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/cors"
+	"github.com/edgecms/edgecms/internal/guard"
 	"github.com/edgecms/edgecms/logging"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/problem"
@@ -74,6 +75,10 @@ type Config struct {
 	// media.DefaultSizes); set the origin's, so that a variant is looked up
 	// under the key the origin stores it at.
 	ImageSizes []int
+	// Conns bounds the connections of the edge's listeners (Listen,
+	// ListenTLS, Serve): in all and per client address, and how long a
+	// write may make no progress before its connection is closed.
+	Conns guard.Options
 	// Now is the clock (key expiry, Age); nil means the time the server
 	// read each request.
 	Now func() time.Time
@@ -176,6 +181,7 @@ func New(cfg Config, log *slog.Logger) (*Server, error) {
 	})
 	s.app.Use(s.proxy)
 	s.app.Server().Handler = s.fastPath(s.app.Handler())
+	guard.Harden(s.app.Server(), log)
 	return s, nil
 }
 

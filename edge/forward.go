@@ -153,6 +153,11 @@ func (s *Server) exchange(c *fasthttp.RequestCtx, uri string, res *fasthttp.Resp
 	}
 	out.Header.Del("Expect") // the edge's server already answered 100-continue
 	out.Header.SetRequestURI(uri)
+	if len(out.Header.Host()) == 0 {
+		// HTTP/1.0 needs no Host, but the client refuses to send a request
+		// without one; the origin routes by path alone.
+		out.Header.SetHost(s.origin.Addr)
+	}
 	if asGet {
 		out.Header.SetMethod(fasthttp.MethodGet)
 		for _, h := range []string{fasthttp.HeaderIfNoneMatch, fasthttp.HeaderContentLength, fasthttp.HeaderTransferEncoding} {
@@ -179,7 +184,7 @@ func (s *Server) exchange(c *fasthttp.RequestCtx, uri string, res *fasthttp.Resp
 		}
 		out.Header.Set(fiber.HeaderXForwardedProto, proto)
 	}
-	if len(in.Header.Peek(fiber.HeaderXForwardedHost)) == 0 {
+	if len(in.Header.Peek(fiber.HeaderXForwardedHost)) == 0 && len(in.Host()) > 0 {
 		out.Header.SetBytesV(fiber.HeaderXForwardedHost, in.Host())
 	}
 	if err := s.origin.Do(out, res); err != nil {

@@ -8,7 +8,10 @@ package origin
 
 import (
 	"context"
+	"crypto/tls"
+	"fmt"
 	"log/slog"
+	"net"
 	"net/netip"
 	"runtime"
 	"strings"
@@ -21,6 +24,7 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/cors"
 	"github.com/edgecms/edgecms/fetch"
+	"github.com/edgecms/edgecms/internal/guard"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
@@ -31,6 +35,10 @@ import (
 
 // Config is the origin's part of the service configuration.
 type Config struct {
+	// Conns bounds the connections of the origin's listeners (Listen,
+	// ListenTLS, Serve): in all and per client address, and how long a
+	// write may make no progress before its connection is closed.
+	Conns guard.Options
 	// BodyLimit is the largest request body accepted, in bytes, but for
 	// asset uploads.
 	BodyLimit int
@@ -210,6 +218,7 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
 	})
+	guard.Harden(s.app.Server(), log)
 	s.routes()
 	return s
 }
@@ -221,6 +230,39 @@ func (s *Server) App() *fiber.App { return s.app }
 // its render and site caches fresh) until ctx is cancelled.
 func (s *Server) Run(ctx context.Context) {
 	s.watch(ctx, s.cfg.ChangePoll)
+}
+
+// Listen serves the origin on addr until Shutdown. Serve the origin with
+// Listen, ListenTLS or Serve rather than on App() directly: their
+// listeners (guard.Listener) retry an accept that fails, cap the open
+// connections (Config.Conns) and close connections whose client stopped
+// reading.
+func (s *Server) Listen(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("origin: listen: %w", err)
+	}
+	return s.Serve(ln)
+}
+
+// ListenTLS serves the origin over TLS on addr, with the certificate and
+// key in the PEM files certFile and keyFile (TLS 1.2 at least).
+func (s *Server) ListenTLS(addr, certFile, keyFile string) error {
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return fmt.Errorf("origin: load TLS key pair from %q and %q: %w", certFile, keyFile, err)
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("origin: listen: %w", err)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	return s.app.Listener(guard.NewTLSListener(ln, cfg, s.cfg.Conns, s.log))
+}
+
+// Serve serves the origin on the connections ln accepts until Shutdown.
+func (s *Server) Serve(ln net.Listener) error {
+	return s.app.Listener(guard.NewListener(ln, s.cfg.Conns, s.log))
 }
 
 // Shutdown stops accepting requests and waits for those in flight.

@@ -57,14 +57,16 @@ func (s *Store) attempt(ctx context.Context, j job) outcome {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", userAgent)
+	// Every delivery carries its id and time, signed or not: receivers use
+	// the id as their idempotency key (Standard Webhooks).
+	req.Header.Set(signature.HeaderID, j.DeliveryID)
+	req.Header.Set(signature.HeaderTimestamp, signature.Timestamp(o.at))
 	if len(secrets) > 0 {
 		sig, err := signature.Sign(j.DeliveryID, o.at, j.Payload, secrets...)
 		if err != nil {
 			o.err = clip(err.Error(), 300)
 			return o
 		}
-		req.Header.Set(signature.HeaderID, j.DeliveryID)
-		req.Header.Set(signature.HeaderTimestamp, signature.Timestamp(o.at))
 		req.Header.Set(signature.HeaderSignature, sig)
 		o.signed, o.keys = true, len(secrets)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgecms/edgecms/admin"
 	"github.com/edgecms/edgecms/cors"
+	"github.com/edgecms/edgecms/internal/guard"
 	"github.com/edgecms/edgecms/logging"
 	"github.com/edgecms/edgecms/media"
 	"github.com/edgecms/edgecms/origin"
@@ -85,10 +86,15 @@ type config struct {
 	publicURL              string // EDGECMS_PUBLIC_URL as given
 	uploadMaxBytes         string // EDGECMS_UPLOAD_MAX_BYTES as given
 	imageWidths            string // EDGECMS_IMAGE_WIDTHS as given
-	edgeAccessLog          string // EDGECMS_EDGE_ACCESS_LOG as given
-	corsOrigins            string // EDGECMS_CORS_ORIGINS as given
-	edgeManagement         string // EDGECMS_EDGE_MANAGEMENT as given
-	adminAddrSet           bool   // EDGECMS_ADMIN_ADDR (or its flag) was given
+
+	// Conns bounds the connections of the public port (conns.go).
+	Conns           guard.Options
+	maxConns        string // EDGECMS_MAX_CONNS as given
+	maxConnsPerAddr string // EDGECMS_MAX_CONNS_PER_ADDR as given
+	edgeAccessLog   string // EDGECMS_EDGE_ACCESS_LOG as given
+	corsOrigins     string // EDGECMS_CORS_ORIGINS as given
+	edgeManagement  string // EDGECMS_EDGE_MANAGEMENT as given
+	adminAddrSet    bool   // EDGECMS_ADMIN_ADDR (or its flag) was given
 }
 
 // setting describes one configuration value: its variable, flag and default.
@@ -129,6 +135,8 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_PUBLIC_URL", flag: "public-url", usage: "absolute URL that sites reach edgecms at (the CDN or the edges), which asset URLs are made from; set the same on every role (default: http://EDGECMS_ADDR, https with TLS)", str: &c.publicURL},
 		{env: "EDGECMS_UPLOAD_MAX_BYTES", flag: "upload-max-bytes", def: "52428800", usage: "largest asset file an upload may send, in bytes", str: &c.uploadMaxBytes},
 		{env: "EDGECMS_IMAGE_WIDTHS", flag: "image-widths", def: defaultImageWidths, usage: "widths (and heights) in pixels that image transforms resize to; others are answered with the next one up", str: &c.imageWidths},
+		{env: "EDGECMS_MAX_CONNS", flag: "max-conns", usage: "open connections of the public port at most; idle ones are closed first to make room (default: half the open-file limit)", str: &c.maxConns},
+		{env: "EDGECMS_MAX_CONNS_PER_ADDR", flag: "max-conns-per-addr", usage: "open connections of one client address at most (default: a quarter of EDGECMS_MAX_CONNS, at least 64; 0: no cap, behind a proxy that is the one client)", str: &c.maxConnsPerAddr},
 		{env: "EDGECMS_TRUSTED_PROXIES", flag: "trusted-proxies", def: "127.0.0.0/8,::1/128", usage: "CIDRs of the proxies (edges, load balancers) whose X-Forwarded-For and X-Forwarded-Proto the origin believes", str: &c.trustedProxies},
 		{env: "EDGECMS_ADMIN_ADDR", flag: "admin-addr", def: admin.DefaultAddr, usage: "address of /livez, /readyz and /metrics, never the public port (off: none)", str: &c.AdminAddr},
 		{env: "EDGECMS_LOG_FORMAT", flag: "log-format", def: logging.Text, usage: "log format: text or json", str: &c.LogFormat},
@@ -338,6 +346,9 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_WEBHOOK_TIMEOUT: want a duration between 1s and 5m, got %q", c.webhookTimeout)
 	}
 	c.WebhookTimeout = wt
+	if err := c.checkConns(); err != nil {
+		return c, err
+	}
 	if err := c.checkPurge(); err != nil {
 		return c, err
 	}
@@ -477,6 +488,7 @@ func (c config) LogValue() slog.Value {
 		slog.String("trustedProxies", c.trustedProxies),
 		slog.String("publicURL", string(c.PublicURL)), slog.Int64("uploadMaxBytes", c.UploadMaxBytes),
 		slog.String("imageWidths", c.imageWidths),
+		slog.Int("maxConns", c.Conns.MaxConns), slog.Int("maxConnsPerAddr", c.Conns.MaxConnsPerAddr),
 		slog.String("adminAddr", c.AdminAddr), slog.String("logFormat", c.LogFormat), slog.String("logLevel", c.LogLevel),
 		slog.String("cors", c.CORS.String()),
 	)
@@ -489,5 +501,5 @@ func (c config) originConfig(r *render.Renderer) origin.Config {
 		cacheBytes = -1 // origin.Config's zero is its default size
 	}
 	return origin.Config{FetchRateLimit: c.FetchRateLimit, PreviewRateLimit: c.PreviewRateLimit, Renderer: r, RenderCacheBytes: cacheBytes,
-		TrustedProxies: c.TrustedProxies, UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths}
+		TrustedProxies: c.TrustedProxies, UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths, Conns: c.Conns}
 }

@@ -10,8 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gofiber/fiber/v2"
-
 	"github.com/edgecms/edgecms/admin"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/metrics"
@@ -46,7 +44,7 @@ func newEdge(ctx context.Context, cfg config, originURL string, log *slog.Logger
 // edgeConfig is the edge's configuration on st in front of originURL.
 func (c config) edgeConfig(st store.Store, originURL string) edge.Config {
 	return edge.Config{Store: st, OriginURL: originURL, CacheBytes: c.EdgeCacheBytes, FeedPoll: c.EdgeFeedPoll,
-		UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths,
+		UploadLimit: c.UploadMaxBytes, ImageSizes: c.ImageWidths, Conns: c.Conns,
 		NoManagement: !c.EdgeManagement, CORS: c.CORS, AccessLog: c.EdgeAccessLog}
 }
 
@@ -88,15 +86,15 @@ func runEdge(ctx context.Context, cfg config, _ *flag.FlagSet, log *slog.Logger)
 	return srv.Shutdown(sctx)
 }
 
-// server is what listen serves: a Fiber app (the origin) or an edge, whose
-// own Listen keeps its connection timeouts cheap.
+// server is what listen serves: the origin or an edge, whose own
+// listeners survive floods of connections (guard.Listener).
 type server interface {
 	Listen(addr string) error
 	ListenTLS(addr, certFile, keyFile string) error
 }
 
 var (
-	_ server = (*fiber.App)(nil)
+	_ server = (*origin.Server)(nil)
 	_ server = (*edge.Server)(nil)
 )
 
@@ -125,7 +123,7 @@ func startFront(ctx, workers context.Context, wg *sync.WaitGroup, cfg config, sr
 		return nil, err
 	}
 	log.Info("origin listening behind the edge", "addr", ln.Addr().String())
-	go func() { errc <- srv.App().Listener(ln) }()
+	go func() { errc <- srv.Serve(ln) }()
 	wg.Add(1)
 	go func() { defer wg.Done(); front.Run(workers) }()
 	<-front.Ready() // the feed is read before anything is served and cached

@@ -13,6 +13,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/edgecms/edgecms/internal/guard"
 	"github.com/edgecms/edgecms/logging"
 )
 
@@ -93,6 +94,11 @@ func main() {
 	}
 	if cmd.flags != nil {
 		cmd.flags(fs)
+	}
+	// Connections, not the open-file limit, should run out first; the
+	// connection caps' defaults are taken from the raised limit.
+	if _, err := guard.RaiseFileLimit(); err != nil {
+		fmt.Fprintf(os.Stderr, "edgecms: could not raise the open-file limit: %v\n", err)
 	}
 	var cfg config
 	var err error

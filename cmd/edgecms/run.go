@@ -21,6 +21,7 @@ import (
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
+	"github.com/edgecms/edgecms/internal/guard"
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/publisher"
@@ -182,6 +183,10 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	ocfg := cfg.originConfig(renderer)
 	ocfg.Webhooks, ocfg.WriteBack, ocfg.Assets = wh, pub.WriteBack, assets
 	ocfg.Users = userStore(db, cfg)
+	if all {
+		// Behind serve's own edge the origin's one client is that edge.
+		ocfg.Conns = guard.Options{MaxConns: cfg.Conns.MaxConns, MaxConnsPerAddr: -1}
+	}
 	ocfg.CORS = cfg.CORS
 	// The secret openWebhooks read (or generated) also signs preview links.
 	if ocfg.SecretKey, _, err = webhooks.LoadKey(cfg.SecretKey, secretKeyFile); err != nil {
@@ -191,7 +196,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	wg.Add(1)
 	go func() { defer wg.Done(); srv.Run(workers) }()
 	errc := make(chan error, 2)
-	var public server = srv.App()
+	var public server = srv
 	var front *edge.Server
 	var adm adminServer
 	adm.database(db, true)

@@ -1,0 +1,5 @@
+package guard
+
+import "syscall"
+
+var errEMFILE = syscall.EMFILE
