@@ -28,7 +28,7 @@ func TestManagementAnswersAreNotStored(t *testing.T) {
 		{"GET", h.base() + "/tokens", edit, "", 403},
 		{"GET", h.base() + "/locales", "Bearer mt_wrong", "", 401},
 		{"GET", h.base() + "/locales", "", "", 401},
-		{"GET", h.base() + "/no-such-route/x/y", full, "", 400},
+		{"GET", h.base() + "/no-such-route/x/y", full, "", 404}, // an unknown management path is a 404 problem (issue 13)
 		{"GET", "/api/v1/auth/me", "", "", 401},
 		{"GET", "/api/v1/instances", "", "", 401},
 		{"DELETE", h.base() + "/models/Post", full, "", 204},
