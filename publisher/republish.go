@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
@@ -233,7 +234,57 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 	if src.snap != nil {
 		opts.src = newTreeSource(src.snap, nil)
 	}
-	return p.publish(ctx, site, reqs, opts, progress)
+	// Sitemaps (written last, unreported) and the pages by path they add
+	// (counted from 0 again) make the publish's count differ from the
+	// chunk's: report the largest so far, at most the chunk.
+	var report func(int)
+	if progress != nil {
+		var mu sync.Mutex // writers report concurrently
+		most := 0
+		report = func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if n = min(n, len(reqs)); n > most {
+				most = n
+				progress(n)
+			}
+		}
+		defer report(len(reqs))
+	}
+	out, err := p.publish(ctx, site, reqs, opts, report)
+	if err != nil {
+		return out, err
+	}
+	// A batch's edit fast path renders a channel's sitemaps only if a
+	// page by path of the edited items changed (nodeKept, maybe): it
+	// takes the stored pages by path to be as new as the stored sitemap.
+	// So the sitemaps of the pages by path this chunk changed are
+	// rendered again too, from the same snapshot.
+	var maps []fetch.Request
+	has := map[string]bool{}
+	for _, r := range reqs {
+		has[r.Key()] = true
+	}
+	for _, c := range out.changed {
+		if c.req.Kind != fetch.PageByPath {
+			continue
+		}
+		for _, nested := range []bool{false, true} {
+			m := sitemapRequest(site.Instance.Guid, c.req.Locale, c.req.Channel, nested)
+			if k := m.Key(); !has[k] {
+				has[k] = true
+				maps = append(maps, m)
+			}
+		}
+	}
+	if len(maps) > 0 {
+		more, err := p.publish(ctx, site, maps, opts, nil)
+		out.add(more)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
 
 // saveMembersIfCurrent records members, read in pg snapshot pgSnap, unless
