@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
@@ -41,6 +42,12 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
 	guid = site.Instance.Guid
+	// The memberships are read outside the instance lock; pgSnap tells
+	// later whether an event of the instance committed since.
+	var pgSnap string
+	if err := p.db.GetContext(ctx, &pgSnap, `SELECT pg_current_snapshot()::text`); err != nil {
+		return fmt.Errorf("republish %s: %w", guid, err)
+	}
 	reqs, members, err := p.maintained(ctx, site)
 	if err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
@@ -114,7 +121,7 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 			done += len(chunk)
 		}
 	}
-	if err := p.saveMembers(ctx, guid, members); err != nil {
+	if err := p.saveMembersIfCurrent(ctx, site.Instance, pgSnap, members); err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
 	n, err := p.deleteUnknown(ctx, guid, seen, listing)
@@ -216,12 +223,99 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 	if err := src.update(ctx, p, site, locale); err != nil {
 		return outcome{}, err
 	}
-	opts := writeOpts{version: src.version, force: true, listing: listing}
+	// expand: a flat sitemap is written only after the pages by path of
+	// the nodes it changed against the stored one, from the same snapshot,
+	// as a batch writes it. A batch renders only the paths whose node
+	// differs from the stored sitemap's, so a sitemap written ahead of its
+	// pages (a node added or changed since the republish listed its page
+	// paths, or whose page it rendered in an earlier chunk, before an event)
+	// would leave those pages missing or stale for good.
+	opts := writeOpts{version: src.version, force: true, listing: listing, expand: true}
 	if src.snap != nil {
 		opts.src = newTreeSource(src.snap, nil)
 	}
-	return p.publish(ctx, site, reqs, opts, progress)
+	// Sitemaps (written last, unreported) and the pages by path they add
+	// (counted from 0 again) make the publish's count differ from the
+	// chunk's: report the largest so far, at most the chunk.
+	var report func(int)
+	if progress != nil {
+		var mu sync.Mutex // writers report concurrently
+		most := 0
+		report = func(n int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if n = min(n, len(reqs)); n > most {
+				most = n
+				progress(n)
+			}
+		}
+		defer report(len(reqs))
+	}
+	out, err := p.publish(ctx, site, reqs, opts, report)
+	if err != nil {
+		return out, err
+	}
+	// A batch's edit fast path renders a channel's sitemaps only if a
+	// page by path of the edited items changed (nodeKept, maybe): it
+	// takes the stored pages by path to be as new as the stored sitemap.
+	// So the sitemaps of the pages by path this chunk changed are
+	// rendered again too, from the same snapshot.
+	var maps []fetch.Request
+	has := map[string]bool{}
+	for _, r := range reqs {
+		has[r.Key()] = true
+	}
+	for _, c := range out.changed {
+		if c.req.Kind != fetch.PageByPath {
+			continue
+		}
+		for _, nested := range []bool{false, true} {
+			m := sitemapRequest(site.Instance.Guid, c.req.Locale, c.req.Channel, nested)
+			if k := m.Key(); !has[k] {
+				has[k] = true
+				maps = append(maps, m)
+			}
+		}
+	}
+	if len(maps) > 0 {
+		more, err := p.publish(ctx, site, maps, opts, nil)
+		out.add(more)
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
 }
+
+// saveMembersIfCurrent records members, read in pg snapshot pgSnap, unless
+// an event of inst committed since. list_members is what a batch diffs the
+// new membership against to choose the list pages to render, and what its
+// edit fast path trusts; a batch of such an event has recorded newer
+// memberships (and rendered from them), and putting the older ones over
+// them would make later batches skip list pages, pages by path and
+// sitemaps that changed. The check and the write hold the instance lock,
+// so no batch records memberships in between.
+func (p *Publisher) saveMembersIfCurrent(ctx context.Context, inst content.Instance, pgSnap string, members []membership) error {
+	l, err := p.lockInstance(ctx, inst.Guid)
+	if err != nil {
+		return err
+	}
+	defer l.release()
+	var newer bool
+	if err := p.db.GetContext(ctx, &newer, eventsSinceSQL, inst.ID, pgSnap); err != nil {
+		return fmt.Errorf("events since the memberships: %w", err)
+	}
+	if newer {
+		return nil
+	}
+	return p.saveMembers(ctx, inst.Guid, members)
+}
+
+// eventsSinceSQL finds an event of instance $1 committed after the pg
+// snapshot $2 was taken.
+const eventsSinceSQL = `SELECT EXISTS (SELECT 1 FROM events
+	WHERE tx >= pg_snapshot_xmin($2::pg_snapshot) AND instance_id = $1
+		AND NOT pg_visible_in_snapshot(tx, $2::pg_snapshot))`
 
 // maintained lists the requests the publisher maintains for an instance
 // (see requests.go), without the page paths, which come from rendering
