@@ -57,34 +57,20 @@ func setETag(c *fiber.Ctx, version int64) {
 	c.Set(fiber.HeaderETag, `"`+strconv.FormatInt(version, 10)+`"`)
 }
 
-// withETag answers what h answers, with the ETag of the version it holds.
-func getItemWithETag(s *Server) fiber.Handler {
+// getWithETag answers GET of one item or page copy by its id, with the
+// ETag of the version it holds (what a later change sends in If-Match).
+func getWithETag[T any](load func(context.Context, content.Instance, string, int64) (T, error), version func(T) int64) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		n, err := id(c, "id")
 		if err != nil {
 			return err
 		}
-		it, err := s.store.Item(c.UserContext(), instance(c), locale(c), n)
+		v, err := load(c.UserContext(), instance(c), locale(c), n)
 		if err != nil {
 			return err
 		}
-		setETag(c, it.VersionID)
-		return c.JSON(it)
-	}
-}
-
-func getPageWithETag(s *Server) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		n, err := id(c, "id")
-		if err != nil {
-			return err
-		}
-		p, err := s.store.Page(c.UserContext(), instance(c), locale(c), n)
-		if err != nil {
-			return err
-		}
-		setETag(c, p.VersionID)
-		return c.JSON(p)
+		setETag(c, version(v))
+		return c.JSON(v)
 	}
 }
 
