@@ -244,7 +244,7 @@ scenario('batch publish of several items in one call', async () => {
   for (const t of chosen) await page.getByLabel(`Select ${t}`, { exact: true }).check();
   const batch = page.getByRole('region', { name: 'Batch actions' });
   await batch.getByText('3 selected').waitFor();
-  await shot('items');
+  await shot('items-batch');
   const sent = await requestsDuring(async () => {
     await batch.getByRole('button', { name: 'Publish', exact: true }).click();
     await batch.getByText('Publish: 3 done.').waitFor();
