@@ -4,10 +4,10 @@
 import { get } from './api.js';
 import { session, can } from './session.svelte.js';
 
-const names = new Map(); // guid -> Promise<Map actor -> name>
+const names = new Map(); // guid and user -> Promise<Map actor -> name>
 
-function load(guid) {
-  if (!names.has(guid)) {
+function load(key) {
+  if (!names.has(key)) {
     const p = (async () => {
       const out = new Map();
       if (!can('full')) return out;
@@ -16,17 +16,17 @@ function load(guid) {
       for (const t of tokens) out.set(`token:${t.id}`, `token ${t.name}`);
       return out;
     })();
-    p.catch(() => names.delete(guid));
-    names.set(guid, p);
+    p.catch(() => names.delete(key));
+    names.set(key, p);
   }
-  return names.get(guid);
+  return names.get(key);
 }
 
 /** Resolves to a function naming an actor. */
 export async function actorNames() {
   let known = new Map();
   try {
-    known = await load(session.guid);
+    known = await load(`${session.guid} ${session.user?.id}`);
   } catch {
     // the ids are shown instead
   }
