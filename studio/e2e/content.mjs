@@ -180,6 +180,19 @@ scenario('a stale edit in a second tab is refused, explained, and saved after re
     await other.getByText('Saved.').waitFor();
     copy = await manage(`/en-us/items/${ids.item}`);
     assert(copy.fields.Title === 'Typed in the second tab' && copy.fields.Body === 'Saved first, in the first tab', `both saves kept: ${JSON.stringify(copy.fields)}`);
+    // Now the first tab is behind: it takes their version, and still shows what it typed.
+    await page.bringToFront();
+    await page.getByLabel('Body', { exact: true }).fill('Typed in the first tab, too late');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    forgive(412);
+    const late = page.getByRole('alert').filter({ hasText: 'Someone else saved this item' });
+    await late.getByRole('button', { name: 'Reload their version', exact: true }).click();
+    await until('their title loaded', async () => (await title().inputValue()) === 'Typed in the second tab');
+    assert((await page.getByLabel('Body', { exact: true }).inputValue()) === 'Saved first, in the first tab', 'their body loaded');
+    const kept = page.getByRole('region', { name: 'Your text, not saved' });
+    await kept.getByText('Typed in the first tab, too late').waitFor();
+    await kept.getByRole('button', { name: 'Dismiss', exact: true }).click();
+    await kept.waitFor({ state: 'detached' });
   } finally {
     await other.close();
     await page.bringToFront();
@@ -277,6 +290,28 @@ scenario('a refused batch changes nothing and names the item that refused', asyn
   await axe('items: a refused batch');
   const live = await fetchAPI('en-us/list/notes?take=50');
   assert(live.body.items.some((i) => fld(i.fields, 'title') === 'Note 01'), 'the published note was unpublished by a refused batch');
+});
+
+scenario('batch request approval, approve, and delete after a confirmation', async () => {
+  await openList('?sort=contentID');
+  await until('the notes', async () => (await titles()).length === 33);
+  const chosen = ['Note 04', 'Note 06'];
+  for (const t of chosen) await page.getByLabel(`Select ${t}`, { exact: true }).check();
+  const batch = page.getByRole('region', { name: 'Batch actions' });
+  const state = async (t) => (await manage('/en-us/items?container=notes&take=50')).items.find((i) => i.fields.Title === t)?.state;
+  await batch.getByRole('button', { name: 'Request approval', exact: true }).click();
+  await batch.getByText('Request approval: 2 done.').waitFor();
+  assert((await state('Note 04')) === 5 && (await state('Note 06')) === 5, 'both await approval');
+  await batch.getByRole('button', { name: 'Approve', exact: true }).click();
+  await batch.getByText('Approve: 2 done.').waitFor();
+  assert((await state('Note 04')) === 4 && (await state('Note 06')) === 4, 'both approved');
+  await batch.getByRole('button', { name: 'Delete', exact: true }).click();
+  const ask = page.getByRole('alertdialog', { name: 'Delete 2 selected?' });
+  await ask.waitFor();
+  await axe('items: delete confirmation');
+  await ask.getByRole('button', { name: 'Delete', exact: true }).click();
+  await batch.getByText('Delete: 2 done.').waitFor();
+  for (const t of chosen) assert([undefined, 3].includes(await state(t)), `${t} deleted: ${await state(t)}`);
 });
 
 await run({ minAxe: 6 });
