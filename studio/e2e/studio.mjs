@@ -403,8 +403,9 @@ scenario('the items table filters, sorts and acts on a selection', async () => {
   await page.getByRole('region', { name: 'Batch actions' }).getByRole('button', { name: 'Publish', exact: true }).click();
   await page.getByText('Publish: 3 done.').waitFor();
   await page.getByLabel('State').selectOption({ label: 'All states' });
-  await table.getByRole('columnheader', { name: 'Title' }).getByRole('button').click();
-  await until('sorted by title', async () => (await table.getByRole('row').nth(1).textContent()).includes('Saved after signing in again'));
+  await table.getByRole('columnheader', { name: 'ID' }).getByRole('button').click();
+  await table.getByRole('columnheader', { name: 'ID' }).getByRole('button').click();
+  await until('the newest first', async () => (await table.getByRole('row').nth(1).textContent()).includes('Third article'));
   const list = await until('the list in the Fetch API', async () => {
     const r = await fetchAPI('en-us/list/articles');
     return r.status === 200 && r.body.items.length === 3 && r;

@@ -1,46 +1,26 @@
-// Workflow actions on many items or pages. The API's POST /{locale}/batch
-// (issue 13) applies one action to all of them in one transaction; on an
-// origin without it, the actions are sent one by one, with progress, and
-// the failures are listed.
-import { api, post } from './api.js';
-import { has } from './capabilities.js';
-
-/** The request of one action on one item or page. */
-function single(kind, locale, id, action) {
-  const path = `/${locale}/${kind}/${id}`;
-  return action === 'delete' ? api('DELETE', path) : post(`${path}/${action}`);
-}
+// Workflow actions on many items or pages: one POST /{locale}/batch, one
+// transaction on the server. All or nothing: when one copy cannot take
+// the action, nothing changes and the problem names that copy and why.
+import { post } from './api.js';
 
 /**
- * Applies action to ids ("items" or "pages") in locale, calling
- * progress(done, total) as it goes; resolves with {done, failed: [{id,
- * error}]}.
+ * Applies action to ids ("items" or "pages") in locale. Resolves with
+ * {ok: true, states: Map id -> state}, or {ok: false, failed: {kind, id} or
+ * null, error} when the server refused the batch.
  */
-export async function applyAll(kind, locale, ids, action, progress = () => {}) {
-  if (await has('POST', '/{locale}/batch')) {
-    try {
-      await post(`/${locale}/batch`, { action, [kind]: ids });
-      progress(ids.length, ids.length);
-      return { done: ids.length, failed: [] };
-    } catch (err) {
-      // All or nothing: the problem names the first that cannot.
-      return { done: 0, failed: [{ id: ids.join(', '), error: err }] };
-    }
+export async function applyAll(kind, locale, ids, action) {
+  try {
+    const r = await post(`/${locale}/batch`, { action, [kind]: ids });
+    const key = kind === 'items' ? 'contentID' : 'pageID';
+    return { ok: true, states: new Map((r[kind] ?? []).map((x) => [x[key], x.state])) };
+  } catch (error) {
+    const failed = error.doc?.failed ?? null;
+    return { ok: false, failed: failed && { kind: failed.kind, id: Number(failed.id) }, error };
   }
-  const failed = [];
-  let done = 0;
-  progress(0, ids.length);
-  for (const id of ids) {
-    try {
-      await single(kind, locale, id, action);
-      done++;
-    } catch (error) {
-      failed.push({ id, error });
-    }
-    progress(done + failed.length, ids.length);
-  }
-  return { done, failed };
 }
+
+/** The most ids one batch takes (the API answers 400 past it). */
+export const MAX_BATCH = 500;
 
 /** The workflow actions, with the role each needs. */
 export const ACTIONS = [

@@ -1,7 +1,8 @@
-// What the origin's management API offers beyond the first edition, read
-// once from the OpenAPI document it serves: the Studio uses a route only
-// when the origin has it (versions, discard, batch, page position, model
-// edits, search), so that it never sends requests bound to fail.
+// What the origin's management API offers, read once from the OpenAPI
+// document it serves: the Studio offers a route, a parameter or a value of
+// one only when the origin has it (versions, discard, batch, page
+// position, model edits, search, sort keys), so that it never sends
+// requests bound to fail.
 let doc = null;
 
 function load() {
@@ -11,19 +12,32 @@ function load() {
   return doc;
 }
 
+function operation(d, method, path) {
+  return d.paths?.['/api/v1/instance/{guid}' + path]?.[method.toLowerCase()];
+}
+
+/** The query parameter of an operation by name, its $ref resolved. */
+async function query(method, path, name) {
+  const d = await load();
+  const params = [...(operation(d, method, path)?.parameters ?? []), ...(d.paths?.['/api/v1/instance/{guid}' + path]?.parameters ?? [])];
+  for (const p of params) {
+    const ref = p.$ref ? d.components?.parameters?.[p.$ref.split('/').pop()] : p;
+    if (ref?.in === 'query' && ref?.name === name) return ref;
+  }
+  return null;
+}
+
 /** Whether the API has method on the management path (after /api/v1/instance/{guid}). */
 export async function has(method, path) {
-  const d = await load();
-  return !!d.paths?.['/api/v1/instance/{guid}' + path]?.[method.toLowerCase()];
+  return !!operation(await load(), method, path);
 }
 
 /** Whether an operation takes a query parameter of that name. */
 export async function takes(method, path, name) {
-  const d = await load();
-  const op = d.paths?.['/api/v1/instance/{guid}' + path]?.[method.toLowerCase()];
-  const params = [...(op?.parameters ?? []), ...(d.paths?.['/api/v1/instance/{guid}' + path]?.parameters ?? [])];
-  return params.some((p) => {
-    const ref = p.$ref ? d.components?.parameters?.[p.$ref.split('/').pop()] : p;
-    return ref?.in === 'query' && ref?.name === name;
-  });
+  return !!(await query(method, path, name));
+}
+
+/** The values a query parameter of an operation takes (its enum), or []. */
+export async function choices(method, path, name) {
+  return (await query(method, path, name))?.schema?.enum ?? [];
 }
