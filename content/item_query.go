@@ -47,8 +47,12 @@ var itemSorts = map[string]string{
 // tsQuery turns search text into a to_tsquery expression: every word
 // (a run of letters and digits) as a quoted prefix, all required. A run of
 // CJK characters in a word is searched as the vectors hold it (schema/020):
-// two or more characters as the phrase of their overlapping pairs, one
+// two or more characters as every one of their overlapping pairs, one
 // character as a prefix, so that any substring of the stored text matches.
+// The pairs are not a phrase (<->): a tsvector keeps no position past
+// 16,383 and at most 256 per lexeme, so a phrase would miss the end of a
+// long article. A match may then hold the pairs apart; ts_rank weighs
+// pairs that stand close higher.
 func tsQuery(q string) string {
 	var terms []string
 	for _, w := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
@@ -62,7 +66,7 @@ func tsQuery(q string) string {
 			for i := range pairs {
 				pairs[i] = "'" + string(rs[i:i+2]) + "'"
 			}
-			terms = append(terms, "("+strings.Join(pairs, " <-> ")+")")
+			terms = append(terms, strings.Join(pairs, " & "))
 		}
 	}
 	return strings.Join(terms, " & ")

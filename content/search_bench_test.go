@@ -2,6 +2,7 @@ package content_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/edgecms/edgecms/content"
@@ -71,6 +72,9 @@ func TestSearchItems(t *testing.T) {
 	ja := f.CreateItem("en-us", "posts", map[string]any{"title": "会社概要", "body": "<p>東京都の会社です。Tokyo本社</p>"}).ContentID
 	zh := f.CreateItem("en-us", "posts", map[string]any{"title": "关于我们", "body": "<p>公司简介</p>"}).ContentID
 	ko := f.CreateItem("en-us", "posts", map[string]any{"title": "회사 소개"}).ContentID
+	// A long article (about 20,000 characters in one run of CJK text, cut once
+	// per character: schema/020 does it in one pass).
+	long := f.CreateItem("en-us", "posts", map[string]any{"title": "Long", "body": "<p>" + strings.Repeat("大阪府の工場でした", 2200) + "最後の段落</p>"}).ContentID
 	for _, c := range []struct {
 		q    string
 		want []int64
@@ -99,6 +103,7 @@ func TestSearchItems(t *testing.T) {
 		{"简介", []int64{zh}},
 		{"소개", []int64{ko}},
 		{"회", []int64{ko}},
+		{"後の段", []int64{long}},
 	} {
 		p, err := s.SearchItems(f.Ctx, f.Inst, "en-us", content.ItemQuery{Q: c.q, Take: 10})
 		if err != nil {

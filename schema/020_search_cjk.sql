@@ -5,8 +5,8 @@
 -- such run becomes its overlapping pairs of characters and its last
 -- character alone ("会社 社概 概要 要"), so that every character starts a
 -- word. The search text goes through the same change in Go (content.tsQuery):
--- a run of two or more characters becomes its pairs as a phrase
--- ('社概' <-> '概要', adjacent in that order), one character a prefix.
+-- a run of two or more characters becomes all of its pairs ('社概' & '概要'),
+-- one character a prefix.
 -- Latin text is unchanged and keeps its unaccent folding; the GIN index
 -- stays the one of schema/016.
 --
@@ -19,27 +19,21 @@ CREATE FUNCTION edgecms_cjk_grams(t text) RETURNS text
     LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT
     AS $$
 DECLARE
-    run text;
-    n int;
-    out text := '';
+    out text;
 BEGIN
     IF t !~ '[\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]' THEN
         RETURN t;
     END IF;
-    FOR run IN SELECT m[1] FROM regexp_matches(t,
-            '([\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]+|[^\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]+)',
-            'g') AS m
-    LOOP
-        IF run ~ '^[\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]' THEN
-            n := length(run);
-            FOR i IN 1 .. n - 1 LOOP
-                out := out || ' ' || substr(run, i, 2);
-            END LOOP;
-            out := out || ' ' || substr(run, n, 1) || ' ';
-        ELSE
-            out := out || run;
-        END IF;
-    END LOOP;
+    -- One pass over the characters (a loop that appends to a string
+    -- would copy it at each character: quadratic on a long article): a
+    -- CJK character becomes itself and the next one when that is CJK
+    -- too, between spaces; any other character stays.
+    SELECT string_agg(CASE WHEN cjk THEN ' ' || c || CASE WHEN next_cjk THEN next ELSE '' END || ' ' ELSE c END, '' ORDER BY n)
+    INTO out
+    FROM (SELECT c, n, cjk, lead(c) OVER w AS next, coalesce(lead(cjk) OVER w, false) AS next_cjk
+          FROM (SELECT c, n, c ~ '[\u1100-\u11ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0002fa1f]' AS cjk
+                FROM regexp_split_to_table(t, '') WITH ORDINALITY AS s(c, n)) chars
+          WINDOW w AS (ORDER BY n)) pairs;
     RETURN out;
 END
 $$;
