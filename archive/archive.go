@@ -30,7 +30,9 @@
 // (users and their roles) are accounts of the deployment, not of an
 // instance, and are not exported; nor are the event log, webhook delivery
 // history and the publisher's bookkeeping, which the import's republish
-// makes again.
+// makes again. The versions of every copy and the audit log are exported:
+// history and who made it (actors name users and tokens by id, as in the
+// original deployment).
 package archive
 
 import (
@@ -126,6 +128,10 @@ var tables = []table{
 	{name: "gallery_assets", query: `SELECT to_jsonb(t) FROM gallery_assets t
 		WHERE gallery_id IN (SELECT id FROM galleries WHERE instance_id = $1) ORDER BY gallery_id, position, asset_id`},
 	{name: "items", serial: "content_id", query: `SELECT to_jsonb(t) - 'instance_id' FROM items t WHERE instance_id = $1 ORDER BY content_id`},
+	// Versions before their copies: a copy's trigger (schema/015) then
+	// finds its current version kept already and leaves its actor and
+	// action as they were.
+	{name: "item_versions", query: `SELECT to_jsonb(t) - 'instance_id' FROM item_versions t WHERE instance_id = $1 ORDER BY content_id, locale, version_id`},
 	{name: "item_copies", query: `SELECT to_jsonb(t) - 'instance_id' FROM item_copies t WHERE instance_id = $1 ORDER BY content_id, locale`},
 	// A page's parent may have a larger id than the page (pages move), so
 	// pages go by depth in the tree: every parent before its children.
@@ -134,6 +140,7 @@ var tables = []table{
 			UNION ALL
 			SELECT p.page_id, tree.depth + 1 FROM pages p JOIN tree ON p.parent_id = tree.page_id)
 		SELECT to_jsonb(t) - 'instance_id' FROM pages t JOIN tree USING (page_id) ORDER BY tree.depth, t.page_id`},
+	{name: "page_versions", query: `SELECT to_jsonb(t) - 'instance_id' FROM page_versions t WHERE instance_id = $1 ORDER BY page_id, locale, version_id`},
 	{name: "page_copies", query: `SELECT to_jsonb(t) - 'instance_id' FROM page_copies t WHERE instance_id = $1 ORDER BY page_id, locale`},
 	{name: "redirections", serial: "id", query: `SELECT to_jsonb(t) - 'instance_id' FROM redirections t WHERE instance_id = $1 ORDER BY id`},
 	{name: "redirection_versions", query: `SELECT to_jsonb(t) - 'instance_id' FROM redirection_versions t WHERE instance_id = $1`},
@@ -146,6 +153,9 @@ var tables = []table{
 	{name: "sync_changes", query: `SELECT to_jsonb(t) - 'instance_id' FROM sync_changes t WHERE instance_id = $1
 		ORDER BY flavour, locale, subject, position`},
 	{name: "sync_floors", query: `SELECT to_jsonb(t) - 'instance_id' FROM sync_floors t WHERE instance_id = $1`},
+	// Who did what is kept whatever the event log keeps (90 days at
+	// least): it moves with the instance.
+	{name: "audit", serial: "id", query: `SELECT to_jsonb(t) - 'instance_id' FROM audit t WHERE instance_id = $1 ORDER BY id`},
 }
 
 // skipped are the tables with rows of an instance that are not exported,
@@ -158,9 +168,6 @@ var skipped = map[string]string{
 	"objects":            "the publisher's bookkeeping, made again by the republish",
 	"list_members":       "the publisher's bookkeeping, made again by the republish",
 	"publish_backlog":    "the publisher's queue of deferred list pages, made again by the republish",
-	"item_versions":      "history: an import starts each copy's versions at its current one (the copies' triggers write it)",
-	"page_versions":      "history: an import starts each copy's versions at its current one (the copies' triggers write it)",
-	"audit":              "who did what in the deployment it was exported from",
 }
 
 // otherSequences are the sequences that rows take numbers from besides
@@ -169,7 +176,9 @@ var skipped = map[string]string{
 var otherSequences = map[string]string{
 	"versions": `SELECT greatest(
 		(SELECT max(greatest(version_id, coalesce(published_version_id, 0))) FROM item_copies WHERE instance_id = $1),
-		(SELECT max(greatest(version_id, coalesce(published_version_id, 0))) FROM page_copies WHERE instance_id = $1))`,
+		(SELECT max(greatest(version_id, coalesce(published_version_id, 0))) FROM page_copies WHERE instance_id = $1),
+		(SELECT max(version_id) FROM item_versions WHERE instance_id = $1),
+		(SELECT max(version_id) FROM page_versions WHERE instance_id = $1))`,
 	"sync_positions": `SELECT greatest(
 		(SELECT max(position) FROM sync_changes WHERE instance_id = $1),
 		(SELECT max(floor) FROM sync_floors WHERE instance_id = $1))`,

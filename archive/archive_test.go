@@ -32,6 +32,7 @@ type source struct {
 	*site
 	inst                        content.Instance
 	token, fetchKey, previewKey string
+	photo                       int64 // an item with versions whose image values name assets
 }
 
 func newSource(t *testing.T) *source {
@@ -82,6 +83,7 @@ func newSource(t *testing.T) *source {
 	}
 	// A working copy ahead of the published one: preview shows it.
 	s.manage(g, s.token, "PUT", fmt.Sprintf("/en-us/items/%d", item.ContentID), map[string]any{"fields": map[string]any{"title": "Beans, draft"}}, nil)
+	s.photo = item.ContentID
 	var gallery map[string]any
 	s.manage(g, s.token, "POST", "/galleries", map[string]any{"name": "Market", "description": "Stalls"}, &gallery)
 	gid := int64(gallery["galleryID"].(float64))
@@ -208,6 +210,49 @@ func TestRoundTrip(t *testing.T) {
 			}
 			if len(objectsAfter) != len(objectsBefore) {
 				t.Errorf("%d objects after import, %d before", len(objectsAfter), len(objectsBefore))
+			}
+			// History moves with the instance: the versions of every copy
+			// (asset keys moved to the new guid) and the audit log, row
+			// for row; restoring an old version works.
+			for _, q := range []string{
+				`SELECT coalesce(jsonb_agg(to_jsonb(t) - 'instance_id' ORDER BY content_id, locale, version_id), '[]') FROM item_versions t
+					WHERE instance_id = (SELECT id FROM instances WHERE guid = $1)`,
+				`SELECT coalesce(jsonb_agg(to_jsonb(t) - 'instance_id' ORDER BY page_id, locale, version_id), '[]') FROM page_versions t
+					WHERE instance_id = (SELECT id FROM instances WHERE guid = $1)`,
+				`SELECT coalesce(jsonb_agg(to_jsonb(t) - 'instance_id' ORDER BY id), '[]') FROM audit t
+					WHERE instance_id = (SELECT id FROM instances WHERE guid = $1)`,
+			} {
+				var want, got string
+				if err := src.db.Get(&want, q, srcGuid); err != nil {
+					t.Fatal(err)
+				}
+				if err := dst.db.Get(&got, q, guid); err != nil {
+					t.Fatal(err)
+				}
+				if want == "[]" {
+					t.Errorf("%s: the source has none", q)
+				}
+				if got != moved(want) {
+					t.Errorf("after import, %s:\n got %.800s\nwant %.800s", q, got, moved(want))
+				}
+			}
+			var versions struct {
+				Items []struct {
+					VersionID int64 `json:"versionID"`
+				} `json:"items"`
+			}
+			photo := fmt.Sprintf("/en-us/items/%d", src.photo)
+			dst.manage(guid, src.token, "GET", photo+"/versions", nil, &versions)
+			if len(versions.Items) != 2 {
+				t.Fatalf("photo versions after import = %+v, want create and save", versions)
+			}
+			dst.manage(guid, src.token, "POST", fmt.Sprintf("%s/versions/%d/restore", photo, versions.Items[1].VersionID), nil, nil)
+			var restored struct {
+				Fields map[string]any `json:"fields"`
+			}
+			dst.manage(guid, src.token, "GET", photo, nil, &restored)
+			if pic, _ := restored.Fields["picture"].(map[string]any); restored.Fields["title"] != "Beans" || !strings.HasPrefix(fmt.Sprint(pic["key"]), guid+"/") {
+				t.Errorf("photo restored after import = %v, want the first version with keys under %s/", restored.Fields, guid)
 			}
 			// The management token works too, and the webhook waits for
 			// a save with a new secret.

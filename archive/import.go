@@ -71,6 +71,14 @@ const (
 				THEN jsonb_set(e.value, '{key}', to_jsonb($3::text || substr(e.value->>'key', length($2::text) + 1)))
 				ELSE e.value END) FROM jsonb_each(published_fields) e), '{}'::jsonb) END
 		WHERE instance_id = $1 AND (strpos(fields::text, $2::text) > 0 OR strpos(coalesce(published_fields::text, ''), $2::text) > 0)`
+	// rekeyItemVersionsSQL and rekeyPageVersionsSQL move asset keys in
+	// the versions kept, where image values may sit deeper (a page
+	// version's components): every JSON string that starts with the old
+	// prefix.
+	rekeyItemVersionsSQL = `UPDATE item_versions SET fields = replace(fields::text, '"' || $2::text, '"' || $3::text)::jsonb
+		WHERE instance_id = $1 AND strpos(fields::text, '"' || $2::text) > 0`
+	rekeyPageVersionsSQL = `UPDATE page_versions SET components = replace(components::text, '"' || $2::text, '"' || $3::text)::jsonb
+		WHERE instance_id = $1 AND strpos(components::text, '"' || $2::text) > 0`
 	importedAssetKeysSQL = `SELECT DISTINCT object_key FROM assets WHERE instance_id = $1 ORDER BY object_key`
 	// disableUnsignedSQL turns off the webhooks that sign their deliveries
 	// but came without a secret: their next save generates one.
@@ -88,7 +96,9 @@ var owned = map[string]string{
 	"gallery_assets": `EXISTS (SELECT 1 FROM galleries g WHERE g.id = r.gallery_id AND g.instance_id = $2) AND EXISTS (SELECT 1 FROM assets a WHERE a.id = r.asset_id AND a.instance_id = $2)`,
 	"items": `EXISTS (SELECT 1 FROM models m WHERE m.id = r.model_id AND m.instance_id = $2)
 		AND (r.container_id IS NULL OR EXISTS (SELECT 1 FROM containers c WHERE c.id = r.container_id AND c.instance_id = $2))`,
-	"item_copies": `EXISTS (SELECT 1 FROM items i WHERE i.content_id = r.content_id AND i.instance_id = $2)`,
+	"item_copies":   `EXISTS (SELECT 1 FROM items i WHERE i.content_id = r.content_id AND i.instance_id = $2)`,
+	"item_versions": `EXISTS (SELECT 1 FROM items i WHERE i.content_id = r.content_id AND i.instance_id = $2)`,
+	"page_versions": `EXISTS (SELECT 1 FROM pages p WHERE p.page_id = r.page_id AND p.instance_id = $2)`,
 	"pages": `EXISTS (SELECT 1 FROM channels c WHERE c.id = r.channel_id AND c.instance_id = $2)
 		AND EXISTS (SELECT 1 FROM page_models m WHERE m.id = r.page_model_id AND m.instance_id = $2)
 		AND (r.parent_id IS NULL OR EXISTS (SELECT 1 FROM pages p WHERE p.page_id = r.parent_id AND p.instance_id = $2)
@@ -545,6 +555,11 @@ func (im *importer) finish(ctx context.Context, end End) error {
 		}
 		if _, err := im.tx.ExecContext(ctx, rekeyImagesSQL, im.instID, from, to); err != nil {
 			return fmt.Errorf("import: move image values to %s: %w", im.guid, err)
+		}
+		for _, q := range []string{rekeyItemVersionsSQL, rekeyPageVersionsSQL} {
+			if _, err := im.tx.ExecContext(ctx, q, im.instID, from, to); err != nil {
+				return fmt.Errorf("import: move image values of versions to %s: %w", im.guid, err)
+			}
 		}
 	}
 	if err := im.checkAssetBytes(ctx); err != nil {

@@ -240,8 +240,12 @@ func (s *Store) Audit(ctx context.Context, inst Instance, q AuditQuery) (AuditPa
 const MinAuditRetention = 90 * 24 * time.Hour
 
 // TrimAudit deletes up to limit audit rows from before before, and
-// returns how many it deleted. The caller keeps MinAuditRetention.
+// returns how many it deleted. Whatever before says, it keeps the rows of
+// the last MinAuditRetention.
 func (s *Store) TrimAudit(ctx context.Context, before time.Time, limit int) (int64, error) {
+	if floor := s.now().Add(-MinAuditRetention); before.After(floor) {
+		before = floor
+	}
 	res, err := s.db.ExecContext(ctx, trimAuditSQL, before, limit)
 	if err != nil {
 		return 0, fmt.Errorf("trim audit: %w", err)

@@ -97,6 +97,7 @@ var reservedLocaleCodes = map[string]bool{
 	"locales": true, "tokens": true, "apikeys": true, "models": true, "containers": true,
 	"page-models": true, "channels": true, "webhook": true, "webhooks": true, "redirections": true,
 	"assets": true, "galleries": true, "users": true, "items": true, "pages": true, "audit": true,
+	"settings": true,
 }
 
 func validateLocale(l Locale) error {

@@ -18,8 +18,8 @@ type ItemQuery struct {
 	// live on pages, are not).
 	Container string
 	// Q, when set, keeps the copies whose text and html fields hold every
-	// word of it (each as a prefix), case- and accent-insensitively, best
-	// first unless Sort says otherwise.
+	// word of it (each as a prefix; CJK text as a substring), case- and
+	// accent-insensitively, best first unless Sort says otherwise.
 	Q string
 	// State, when not 0, keeps the copies in that state.
 	State State
@@ -45,13 +45,60 @@ var itemSorts = map[string]string{
 }
 
 // tsQuery turns search text into a to_tsquery expression: every word
-// (a run of letters and digits) as a quoted prefix, all required.
+// (a run of letters and digits) as a quoted prefix, all required. A run of
+// CJK characters in a word is searched as the vectors hold it (schema/020):
+// two or more characters as every one of their overlapping pairs, one
+// character as a prefix, so that any substring of the stored text matches.
+// The pairs are not a phrase (<->): a tsvector keeps no position past
+// 16,383 and at most 256 per lexeme, so a phrase would miss the end of a
+// long article. A match may then hold the pairs apart; ts_rank weighs
+// pairs that stand close higher.
 func tsQuery(q string) string {
-	var words []string
+	var terms []string
 	for _, w := range strings.FieldsFunc(q, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
-		words = append(words, "'"+strings.ToLower(w)+"':*")
+		for _, piece := range splitCJK(strings.ToLower(w)) {
+			rs := []rune(piece)
+			if !isCJK(rs[0]) || len(rs) == 1 {
+				terms = append(terms, "'"+piece+"':*")
+				continue
+			}
+			pairs := make([]string, len(rs)-1)
+			for i := range pairs {
+				pairs[i] = "'" + string(rs[i:i+2]) + "'"
+			}
+			terms = append(terms, strings.Join(pairs, " & "))
+		}
 	}
-	return strings.Join(words, " & ")
+	return strings.Join(terms, " & ")
+}
+
+// splitCJK cuts w into its runs of CJK characters and of other characters.
+func splitCJK(w string) []string {
+	var out []string
+	start, prev := 0, false
+	for i, r := range w {
+		c := isCJK(r)
+		if i > 0 && c != prev {
+			out = append(out, w[start:i])
+			start = i
+		}
+		prev = c
+	}
+	return append(out, w[start:])
+}
+
+// isCJK reports whether r is one of the characters that the search vectors
+// keep as overlapping pairs (the ranges of edgecms_cjk_grams, schema/020):
+// Hangul jamo and syllables, Hiragana, Katakana (and its halfwidth forms),
+// the CJK ideographs with their extensions and compatibility forms.
+func isCJK(r rune) bool {
+	switch {
+	case r >= 0x1100 && r <= 0x11FF, r >= 0x3040 && r <= 0x30FF, r >= 0x3400 && r <= 0x4DBF,
+		r >= 0x4E00 && r <= 0x9FFF, r >= 0xAC00 && r <= 0xD7AF, r >= 0xF900 && r <= 0xFAFF,
+		r >= 0xFF66 && r <= 0xFF9F, r >= 0x20000 && r <= 0x2FA1F:
+		return true
+	}
+	return false
 }
 
 func (q *ItemQuery) validate() error {

@@ -94,6 +94,9 @@ type PageInput struct {
 	ExcludeFromOutputCache *bool           `json:"excludeFromOutputCache"`
 	Folder                 *bool           `json:"folder"`
 	Dynamic                *Dynamic        `json:"dynamic"`
+	// PageType, when set, makes the page static, link, folder or dynamic
+	// whatever it was (folder and dynamic only turn a page into one).
+	PageType *string `json:"pageType"`
 	// Name is the page's URL-safe name in the copy's locale: chosen on
 	// create (else made from the title), changed on save (the old path
 	// then redirects to the new one).
@@ -279,35 +282,21 @@ func parentInput(raw json.RawMessage) (set bool, id *int64, err error) {
 	return true, &n, nil
 }
 
-// applyType sets the page type of h from the folder, dynamic and redirectUrl members of in.
+// applyType sets the page type of h from the pageType, folder, dynamic and
+// redirectUrl members of in; redirect is the copy's redirect URL once in is
+// applied.
 func applyType(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, in PageInput, redirect string) error {
 	if in.Folder != nil && *in.Folder && in.Dynamic != nil {
 		return problem.Field("folder", "a page cannot be both a folder and dynamic")
+	}
+	if in.PageType != nil {
+		return applyPageType(ctx, tx, inst, h, in, redirect)
 	}
 	switch {
 	case in.Folder != nil && *in.Folder:
 		h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField = PageFolder, nil, nil, nil
 	case in.Dynamic != nil:
-		c, err := containerByName(ctx, tx, inst, in.Dynamic.ReferenceName)
-		if err != nil {
-			return err
-		}
-		var m Model
-		if err := tx.GetContext(ctx, &m, selectModelByIDSQL, c.ModelID); err != nil {
-			return err
-		}
-		f, ok := m.Field(in.Dynamic.PathField)
-		if !ok || f.Type != TypeText {
-			return problem.Field("dynamic.pathField", "must be a text field of model %q", m.Name)
-		}
-		h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField = PageDynamic, &c.ID, &f.Name, nil
-		if in.Dynamic.TitleField != "" {
-			tf, ok := m.Field(in.Dynamic.TitleField)
-			if !ok || (tf.Type != TypeText && tf.Type != TypeHTML) {
-				return problem.Field("dynamic.titleField", "must be a text field of model %q", m.Name)
-			}
-			h.DynamicTitleField = &tf.Name
-		}
+		return setDynamic(ctx, tx, inst, h, *in.Dynamic)
 	// The type belongs to the page and the redirect to each copy: only a
 	// save that sets the redirect (or a new page, or one that stops being a
 	// folder) switches between static and link.
@@ -317,6 +306,69 @@ func applyType(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, in 
 		if redirect != "" {
 			h.PageType = PageLink
 		}
+	}
+	return nil
+}
+
+// applyPageType sets the type in.PageType names, whatever the page was:
+// the way back from a folder or a dynamic page to a plain one. The other
+// members of in must agree with it.
+func applyPageType(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, in PageInput, redirect string) error {
+	t := *in.PageType
+	switch t {
+	case PageStatic, PageLink, PageFolder, PageDynamic:
+	default:
+		return problem.Field("pageType", "must be static, link, folder or dynamic")
+	}
+	if in.Folder != nil && *in.Folder != (t == PageFolder) {
+		return problem.Field("folder", "contradicts pageType %q", t)
+	}
+	if in.Dynamic != nil && t != PageDynamic {
+		return problem.Field("dynamic", "only a page of pageType dynamic takes it, not %q", t)
+	}
+	switch t {
+	case PageDynamic:
+		if in.Dynamic != nil {
+			return setDynamic(ctx, tx, inst, h, *in.Dynamic)
+		}
+		if h.PageType != PageDynamic {
+			return problem.Field("dynamic", "is required to make a page dynamic: {referenceName, pathField, titleField?}")
+		}
+		return nil
+	case PageStatic:
+		if redirect != "" {
+			return problem.Field("redirectUrl", `a static page has none: send "redirectUrl": "" with it, or pageType link`)
+		}
+	case PageLink:
+		if redirect == "" {
+			return problem.Field("redirectUrl", "is required for pageType link")
+		}
+	}
+	h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField = t, nil, nil, nil
+	return nil
+}
+
+// setDynamic makes h a dynamic page of the container and fields d names.
+func setDynamic(ctx context.Context, tx *sqlx.Tx, inst Instance, h *pageHead, d Dynamic) error {
+	c, err := containerByName(ctx, tx, inst, d.ReferenceName)
+	if err != nil {
+		return err
+	}
+	var m Model
+	if err := tx.GetContext(ctx, &m, selectModelByIDSQL, c.ModelID); err != nil {
+		return err
+	}
+	f, ok := m.Field(d.PathField)
+	if !ok || f.Type != TypeText {
+		return problem.Field("dynamic.pathField", "must be a text field of model %q", m.Name)
+	}
+	h.PageType, h.DynamicContainerID, h.DynamicPathField, h.DynamicTitleField = PageDynamic, &c.ID, &f.Name, nil
+	if d.TitleField != "" {
+		tf, ok := m.Field(d.TitleField)
+		if !ok || (tf.Type != TypeText && tf.Type != TypeHTML) {
+			return problem.Field("dynamic.titleField", "must be a text field of model %q", m.Name)
+		}
+		h.DynamicTitleField = &tf.Name
 	}
 	return nil
 }

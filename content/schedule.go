@@ -38,13 +38,15 @@ const (
 )
 
 // ScheduleItem sets (or, with nil dates, clears) the publish and unpublish
-// dates of the copy of an item in locale.
+// dates of the copy of an item in locale. The dates are not versioned, but
+// they act on the version the editor saw: If-Match is checked as for a
+// save.
 func (s *Store) ScheduleItem(ctx context.Context, inst Instance, locale string, contentID int64, sc Schedule) (Schedule, error) {
 	if err := sc.validate(s.now()); err != nil {
 		return Schedule{}, err
 	}
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
-		if _, _, err := lockItem(ctx, tx, inst, contentID); err != nil {
+		if _, _, _, err := lockCopy(ctx, tx, inst, locale, contentID); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, setItemScheduleSQL, contentID, locale, sc.PublishAt, sc.UnpublishAt)
@@ -61,6 +63,13 @@ func (s *Store) SchedulePage(ctx context.Context, inst Instance, locale string, 
 	}
 	err := s.transact(ctx, func(tx *sqlx.Tx) error {
 		if _, err := lockPage(ctx, tx, inst, pageID); err != nil {
+			return err
+		}
+		c, err := loadPageCopy(ctx, tx, pageID, locale)
+		if err != nil {
+			return err
+		}
+		if err := checkIfMatch(ctx, c.VersionID, true); err != nil {
 			return err
 		}
 		res, err := tx.ExecContext(ctx, setPageScheduleSQL, pageID, locale, sc.PublishAt, sc.UnpublishAt)

@@ -50,6 +50,9 @@ func (s *Server) manageRoutes(r fiber.Router) {
 	r.Put("/page-models/:name", manage, knownQuery("force"), s.updatePageModel)
 	r.Delete("/page-models/:name", manage, deleteBy(textParam("name"), s.store.DeletePageModel))
 
+	r.Get("/settings", full, s.getSettings)
+	r.Patch("/settings", full, s.updateSettings)
+
 	r.Get("/audit", manage, knownQuery("fromDate", "toDate", "actor", "take", "skip"), s.listAudit)
 
 	r.Get("/channels", edit, listAll(s.store.Channels))
@@ -299,4 +302,24 @@ func (s *Server) createChannel(c *fiber.Ctx) error {
 		return err
 	}
 	return created(c, ch)
+}
+
+func (s *Server) getSettings(c *fiber.Ctx) error {
+	st, err := s.store.Settings(c.UserContext(), instance(c))
+	if err != nil {
+		return err
+	}
+	return c.JSON(st)
+}
+
+func (s *Server) updateSettings(c *fiber.Ctx) error {
+	var in content.SettingsUpdate
+	if err := decode(c, &in); err != nil {
+		return err
+	}
+	st, err := s.store.UpdateSettings(c.UserContext(), instance(c), in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(st)
 }

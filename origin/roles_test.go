@@ -74,6 +74,8 @@ func matrix(w world) []routeCase {
 		{"/page-models/:name", request{"DELETE", "/page-models/Spare", nil}, manage, 204},
 
 		{"/audit", request{"GET", "/audit?take=5", nil}, manage, 200},
+		{"/settings", request{"GET", "/settings", nil}, full, 200},
+		{"/settings", request{"PATCH", "/settings", m{"versionLimit": 10}}, full, 200},
 		{"/channels", request{"GET", "/channels", nil}, edit, 200},
 		{"/channels", request{"POST", "/channels", m{"name": "footer"}}, manage, 201},
 		{"/channels/:name", request{"PATCH", "/channels/footer", m{"previewUrl": "https://site.example{path}?agilitypreviewkey={previewLink}"}}, manage, 200},

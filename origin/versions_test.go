@@ -275,3 +275,158 @@ func TestAudit(t *testing.T) {
 		t.Errorf("audit take 1 skip 2 = %+v", log)
 	}
 }
+
+// TestIfMatchEveryCopyRoute checks every route that changes one item or
+// page copy against If-Match: a stale tag answers 412 and changes nothing,
+// a malformed one 400 and changes nothing, the current one goes through.
+// Before each row the copy is saved once, which makes the tag read before
+// it stale.
+func TestIfMatchEveryCopyRoute(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := h.populate()
+	type m = map[string]any
+	item := fmt.Sprintf("/en-us/items/%d", w.article)
+	page := fmt.Sprintf("/en-us/pages/%d", w.parent)
+	lone := fmt.Sprintf("/en-us/pages/%d", w.lone)
+	future := m{"publishAt": "2999-01-01T00:00:00Z"}
+	for _, c := range []struct {
+		copy string // the item or page whose ETag the row sends
+		rq   request
+		want int
+	}{
+		{item, request{"PUT", item, m{"fields": m{"title": "Saved"}}}, 200},
+		{item, request{"PUT", item + "/schedule", future}, 200},
+		{item, request{"POST", item + "/publish", nil}, 200},
+		{item, request{"POST", item + "/discard", nil}, 200},
+		{item, request{"POST", fmt.Sprintf("%s/versions/%d/restore", item, w.articleVersion), nil}, 200},
+		{item, request{"POST", item + "/request-approval", nil}, 200},
+		{item, request{"DELETE", item, nil}, 204},
+		{page, request{"PUT", page, m{"title": "Saved"}}, 200},
+		{page, request{"PUT", page + "/schedule", future}, 200},
+		{page, request{"PUT", page + "/position", m{"beforePageID": nil}}, 200},
+		{page, request{"POST", page + "/zones/Sidebar", m{"module": "Hero", "fields": m{"heading": "Side"}}}, 201},
+		{page, request{"PUT", page + "/zones/MainContentZone/order", m{"contentIDs": []int64{w.component}}}, 204},
+		{page, request{"DELETE", fmt.Sprintf("%s/zones/MainContentZone/%d", page, w.component), nil}, 204},
+		{page, request{"POST", page + "/publish", nil}, 200},
+		{page, request{"POST", page + "/discard", nil}, 200},
+		{page, request{"POST", fmt.Sprintf("%s/versions/%d/restore", page, w.parentVersion), nil}, 200},
+		{lone, request{"DELETE", lone, nil}, 204},
+	} {
+		stale := h.must(200, "GET", c.copy, nil).header.Get("ETag")
+		bump := request{"PUT", c.copy, m{"title": "Bumped"}}
+		if strings.Contains(c.copy, "/items/") {
+			bump.body = m{"fields": m{"title": "Bumped"}}
+		}
+		if r := h.ifMatch("", bump); r.status != 200 {
+			t.Fatalf("%s: save before = %s", c.rq, r)
+		}
+		current := h.must(200, "GET", c.copy, nil).header.Get("ETag")
+		before := h.fingerprint()
+		checkProblem(t, c.rq.String()+" stale If-Match", h.ifMatch(stale, c.rq), 412, "")
+		checkProblem(t, c.rq.String()+" malformed If-Match", h.ifMatch("12", c.rq), 400, "If-Match")
+		if ch := changedTables(before, h.fingerprint()); len(ch) > 0 {
+			t.Errorf("%s: a stale or malformed If-Match changed tables %v", c.rq, ch)
+		}
+		if r := h.ifMatch(current, c.rq); r.status != c.want {
+			t.Errorf("%s with the current If-Match %s = %s, want %d", c.rq, current, r, c.want)
+		}
+	}
+}
+
+// TestVersionLimit checks the instance setting that caps the versions kept
+// per copy: validated, applied at once to the versions already kept and at
+// every save after, never dropping the current or the published version,
+// and a restore of a kept version still works.
+func TestVersionLimit(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	w := h.populate()
+	type m = map[string]any
+	var st struct {
+		VersionLimit *int `json:"versionLimit"`
+	}
+	h.must(200, "GET", "/settings", nil).decode(t, &st)
+	if st.VersionLimit != nil {
+		t.Fatalf("versionLimit = %d, want null (every version kept)", *st.VersionLimit)
+	}
+	for _, bad := range []any{1, 0, -3, 2.5, "5", true} {
+		checkProblem(t, fmt.Sprintf("versionLimit %v", bad), h.as(content.RoleFull, request{"PATCH", "/settings", m{"versionLimit": bad}}), 400, "versionLimit")
+	}
+	checkProblem(t, "unknown setting", h.as(content.RoleFull, request{"PATCH", "/settings", m{"versions": 3}}), 400, "")
+	checkProblem(t, "settings as manage", h.as(content.RoleManage, request{"PATCH", "/settings", m{"versionLimit": 3}}), 403, "")
+
+	path := fmt.Sprintf("/en-us/items/%d", w.article)
+	save := func(title string) int64 {
+		t.Helper()
+		var s content.Status
+		h.must(200, "PUT", path, m{"fields": m{"title": title}}).decode(t, &s)
+		return s.VersionID
+	}
+	published := save("s1")
+	h.must(200, "POST", path+"/publish", nil)
+	var saved []int64
+	for _, title := range []string{"s2", "s3", "s4", "s5"} {
+		saved = append(saved, save(title))
+	}
+	versions := func(p string) []int64 {
+		t.Helper()
+		var vs versionList
+		h.must(200, "GET", p+"/versions", nil).decode(t, &vs)
+		var ids []int64
+		for _, v := range vs.Items {
+			ids = append(ids, v.VersionID)
+		}
+		return ids
+	}
+	if got := versions(path); len(got) != 6 {
+		t.Fatalf("versions before the cap = %v, want 6", got)
+	}
+	h.must(200, "PATCH", "/settings", m{"versionLimit": 3}).decode(t, &st)
+	if st.VersionLimit == nil || *st.VersionLimit != 3 {
+		t.Fatalf("PATCH versionLimit 3 answered %+v", st)
+	}
+	// The newest three and the published one, at once.
+	want := fmt.Sprint([]int64{saved[3], saved[2], saved[1], published})
+	if got := versions(path); fmt.Sprint(got) != want {
+		t.Errorf("versions after the cap = %v, want %s", got, want)
+	}
+	s6 := save("s6")
+	want = fmt.Sprint([]int64{s6, saved[3], saved[2], published})
+	if got := versions(path); fmt.Sprint(got) != want {
+		t.Errorf("versions after a save under the cap = %v, want %s", got, want)
+	}
+	// A kept version restores; a dropped one is gone.
+	h.must(200, "POST", fmt.Sprintf("%s/versions/%d/restore", path, saved[2]), nil)
+	var it content.Item
+	h.must(200, "GET", path, nil).decode(t, &it)
+	if string(it.Fields["title"]) != `"s4"` {
+		t.Errorf("after restoring s4: title %s", it.Fields["title"])
+	}
+	checkProblem(t, "restore a dropped version", h.as(content.RoleFull,
+		request{"POST", fmt.Sprintf("%s/versions/%d/restore", path, saved[0]), nil}), 404, "")
+	if got := versions(path); len(got) != 4 || got[3] != published {
+		t.Errorf("versions after the restore = %v, want 3 and the published %d", got, published)
+	}
+
+	// Pages follow the same cap.
+	page := fmt.Sprintf("/en-us/pages/%d", w.lone)
+	for i := range 5 {
+		h.must(200, "PUT", page, m{"title": fmt.Sprint("Contact ", i)})
+	}
+	if got := versions(page); len(got) != 3 {
+		t.Errorf("page versions under the cap = %v, want 3", got)
+	}
+
+	// null: every version kept again from now on.
+	h.must(200, "PATCH", "/settings", m{"versionLimit": nil}).decode(t, &st)
+	if st.VersionLimit != nil {
+		t.Errorf("PATCH versionLimit null answered %+v", st)
+	}
+	h.must(200, "PATCH", "/settings", m{}) // nothing named: nothing changes
+	save("s7")
+	save("s8")
+	if got := versions(path); len(got) != 6 {
+		t.Errorf("versions without a cap = %v, want 6", got)
+	}
+}

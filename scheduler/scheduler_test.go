@@ -318,3 +318,33 @@ func TestRunSurvivesFailures(t *testing.T) {
 	cancel()
 	<-done
 }
+
+// TestMaintainKeepsAudit checks that the audit log outlives the event log:
+// a maintenance round asked to keep less than content.MinAuditRetention
+// (90 days) trims only the rows older than that.
+func TestMaintainKeepsAudit(t *testing.T) {
+	e := newEnv(t)
+	for _, days := range []int{400, 100, 89, 1} {
+		_, err := e.s.DB().ExecContext(e.ctx, `INSERT INTO audit (instance_id, actor, action, path, at)
+			VALUES ($1, 'token:1', 'PUT /en-us/items/{id}', '/en-us/items/1', now() - make_interval(days => $2))`, e.inst.ID, days)
+		e.must(err)
+	}
+	cfg := Config{MaintenanceInterval: time.Hour, AuditRetention: time.Hour, Now: time.Now}
+	l := &logs{t: t}
+	if !Maintain(e.ctx, e.s, cfg, l.logger()) {
+		t.Fatal("the maintenance round did not run")
+	}
+	if n := e.count(`SELECT count(*) FROM audit WHERE at < now() - interval '90 days'`); n != 0 {
+		t.Errorf("%d audit rows older than 90 days left", n)
+	}
+	if n := e.count(`SELECT count(*) FROM audit`); n != 2 {
+		t.Errorf("%d audit rows left, want the 2 of the last 90 days", n)
+	}
+	// The store keeps them whatever its caller asks.
+	if n, err := e.s.TrimAudit(e.ctx, time.Now(), 100); err != nil || n != 0 {
+		t.Errorf("TrimAudit(now) = %d, %v; want 0 rows trimmed", n, err)
+	}
+	if l.errors.Load() != 0 {
+		t.Errorf("%d errors logged", l.errors.Load())
+	}
+}
