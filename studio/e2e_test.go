@@ -65,7 +65,7 @@ type result struct {
 // TestStudioInBrowser runs the Studio's scenarios in a real Chromium
 // against a real origin (with webhook dispatching and asset storage) on a
 // fresh database; each scenario checks what it published through the
-// Fetch API.
+// Fetch API. Each e2e/*.mjs file is a run of its own, on its own instance.
 func TestStudioInBrowser(t *testing.T) {
 	if _, err := os.Stat(chromium); err != nil {
 		t.Fatalf("%s is missing: scripts/test.sh installs it (apt-get install -y chromium): %v", chromium, err)
@@ -77,6 +77,18 @@ func TestStudioInBrowser(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "node_modules", "playwright-core")); err != nil {
 		t.Fatalf("the Studio's npm packages are not installed: run bash scripts/studio.sh deps: %v", err)
 	}
+	files, err := filepath.Glob(filepath.Join(dir, "e2e", "*.mjs"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios in e2e/*.mjs: %v", err)
+	}
+	for _, file := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".mjs"), func(t *testing.T) { runScenarios(t, dir, file) })
+	}
+}
+
+// runScenarios runs the scenarios of one file and reports each as a subtest.
+func runScenarios(t *testing.T, dir, file string) {
+	var err error
 	env := startStudio(t)
 	if *screenshots != "" {
 		if env.Screenshots, err = filepath.Abs(*screenshots); err != nil {
@@ -86,7 +98,7 @@ func TestStudioInBrowser(t *testing.T) {
 	in, _ := json.Marshal(env)
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", filepath.Join("e2e", "studio.mjs"))
+	cmd := exec.CommandContext(ctx, "node", file)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "STUDIO_E2E="+string(in))
 	var stderr bytes.Buffer
@@ -112,10 +124,10 @@ func TestStudioInBrowser(t *testing.T) {
 		})
 	}
 	if runErr != nil {
-		t.Fatalf("node e2e/studio.mjs: %v\n%s", runErr, stderr.String())
+		t.Fatalf("node %s: %v\n%s", filepath.Base(file), runErr, stderr.String())
 	}
-	if len(results) < 10 {
-		t.Fatalf("the scenarios reported %d results, want every one\n%s", len(results), stderr.String())
+	if len(results) == 0 {
+		t.Fatalf("the scenarios reported no result\n%s", stderr.String())
 	}
 }
 
