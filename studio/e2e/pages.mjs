@@ -268,6 +268,11 @@ scenario('page History: compare, restore a version, publish', async () => {
   const diff = history.getByRole('table', { name: `Version ${old} and the working copy` });
   await diff.getByRole('row').filter({ hasText: 'MainContentZone: components in order (changed)' }).waitFor();
   await diff.getByRole('row').filter({ hasText: 'menuText (changed)' }).waitFor();
+  // Unchanged settings show on demand.
+  assert((await diff.getByRole('cell', { name: 'title', exact: true }).count()) === 0, 'changes only, at first');
+  await history.getByLabel('Changes only').uncheck();
+  await diff.getByRole('cell', { name: 'title', exact: true }).waitFor();
+  await history.getByLabel('Changes only').check();
   await axe('page history');
   await diff.scrollIntoViewIfNeeded();
   await shot('page-history');
