@@ -334,10 +334,10 @@ scenario('edit a page model: rename a zone, remove one with force', async () => 
 scenario('settings: the default locale, and deleting a channel', async () => {
   await nav('Settings');
   await page.getByRole('tab', { name: 'Locales' }).click();
-  await page.getByRole('button', { name: 'Make fr-ca the default locale', exact: true }).click();
+  await page.getByRole('button', { name: 'Make default: fr-ca', exact: true }).click();
   await page.getByText('fr-ca is the default locale now.').waitFor();
   assert((await manage('/locales')).find((l) => l.code === 'fr-ca').isDefault, 'fr-ca is the default');
-  await page.getByRole('button', { name: 'Make en-us the default locale', exact: true }).click();
+  await page.getByRole('button', { name: 'Make default: en-us', exact: true }).click();
   await page.getByText('en-us is the default locale now.').waitFor();
   await page.getByRole('tab', { name: 'Channels' }).click();
   await page.getByLabel('Name').fill('kiosk');
