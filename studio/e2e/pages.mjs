@@ -297,6 +297,8 @@ scenario('edit a content model: rename, add, and remove a field with force', asy
   await form.getByRole('button', { name: 'Remove field 3', exact: true }).click();
   await form.getByRole('button', { name: 'Add field', exact: true }).click();
   await form.getByLabel('Name of field 3').fill('Tags');
+  await form.getByRole('button', { name: 'Move up: field 3', exact: true }).click();
+  assert((await form.getByLabel('Name of field 2').inputValue()) === 'Tags', 'Move up put Tags second');
   await form.getByRole('button', { name: 'Save model', exact: true }).click();
   forgive(409);
   const held = form.getByRole('alert').filter({ hasText: 'this change removes values' });
@@ -309,7 +311,7 @@ scenario('edit a content model: rename, add, and remove a field with force', asy
   await held.getByRole('button', { name: 'Remove the fields and their values', exact: true }).click();
   await page.getByText('Model Post saved.').waitFor();
   const m = await manage('/models/Post');
-  assert(same(m.fields.map((f) => f.name), ['Title', 'Excerpt', 'Tags']), `the model as saved: ${JSON.stringify(m.fields)}`);
+  assert(same(m.fields.map((f) => f.name), ['Title', 'Tags', 'Excerpt']), `the model as saved, in its order: ${JSON.stringify(m.fields)}`);
   await until('the renamed field in the Fetch API', async () => {
     const r = await fetchAPI(`en-us/item/${ids.posts[0]}`);
     return r.status === 200 && fld(r.body.fields, 'excerpt') === 'One' && fld(r.body.fields, 'legacy') === undefined;
