@@ -126,6 +126,43 @@ export async function signIn(email, password = env.password, p = page) {
   await p.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
+export const axeCount = () => axeChecked.size;
+
+export async function signOut(p = page) {
+  await p.getByRole('button', { name: 'Sign out', exact: true }).click();
+  await p.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+}
+
+export async function nav(name, p = page) {
+  await p.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }).click();
+}
+
+/**
+ * Drags the element from onto the element to with the mouse, as a person
+ * does: in small steps with pauses (SortableJS ignores a target while it
+ * animates), and a last wiggle at the drop point; dy shifts the drop point
+ * from the target's centre.
+ */
+export async function drag(from, to, { dy = 0 } = {}, p = page) {
+  const pause = (ms) => new Promise((r) => setTimeout(r, ms));
+  const a = await from.boundingBox();
+  const [x0, y0] = [a.x + a.width / 2, a.y + a.height / 2];
+  await p.mouse.move(x0, y0);
+  await p.mouse.down();
+  await p.mouse.move(x0 + 4, y0 + 4, { steps: 2 });
+  const b = await to.boundingBox();
+  const [x1, y1] = [b.x + b.width / 2, b.y + b.height / 2 + dy];
+  for (let i = 1; i <= 15; i++) {
+    await p.mouse.move(x0 + ((x1 - x0) * i) / 15, y0 + ((y1 - y0) * i) / 15);
+    await pause(30);
+  }
+  for (const d of [1, -1, 0]) {
+    await pause(200);
+    await p.mouse.move(x1, y1 + d);
+  }
+  await p.mouse.up();
+}
+
 const scenarios = [];
 /** Declares a scenario; they run in order, each building on the ones before. */
 export const scenario = (name, fn) => scenarios.push({ name, fn });

@@ -41,3 +41,25 @@ export async function takes(method, path, name) {
 export async function choices(method, path, name) {
   return (await query(method, path, name))?.schema?.enum ?? [];
 }
+
+/**
+ * The members the JSON body of an operation takes, by name, with their
+ * schemas ({} when the operation is missing): the Studio offers a setting
+ * only when the origin's document lists it.
+ */
+export async function bodyMembers(method, path) {
+  const d = await load();
+  const resolve = (s) => (s?.$ref ? d.components?.schemas?.[s.$ref.split('/').pop()] : s);
+  const op = d.paths?.['/api/v1/instance/{guid}' + path]?.[method.toLowerCase()];
+  const schema = resolve(op?.requestBody?.content?.['application/json']?.schema);
+  const out = {};
+  for (const [k, v] of Object.entries(schema?.properties ?? {})) out[k] = resolve(v) ?? {};
+  return out;
+}
+
+/** Whether a schema takes null (type, or oneOf/anyOf with a null member). */
+export function nullable(schema) {
+  const t = schema?.type;
+  if (t === 'null' || (Array.isArray(t) && t.includes('null')) || schema?.nullable) return true;
+  return [...(schema?.oneOf ?? []), ...(schema?.anyOf ?? [])].some((s) => nullable(s));
+}

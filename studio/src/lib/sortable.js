@@ -4,18 +4,24 @@
 import Sortable from 'sortablejs';
 
 /**
- * use:sortable={{ onSort(ids, move), group, handle }}: ids are the data-id
+ * use:sortable={{ onSort(ids, move), group, handle, options }}: ids are the data-id
  * attributes of the list's children in their new order; move tells what
  * moved where: {id, from, to, toIds, newIndex} (from and to are the lists'
- * data-list attributes, toIds the target list's ids in its new order).
+ * data-list attributes, toIds the target list's ids in its new order);
+ * options are more SortableJS options (nested lists need some).
  */
 export function sortable(node, opts) {
   let current = opts;
+  let next = null; // the node after the dragged one before the drag
   const s = Sortable.create(node, {
     animation: 120,
     handle: opts.handle,
     group: opts.group,
     dataIdAttr: 'data-id',
+    ...opts.options,
+    onStart(e) {
+      next = e.item.nextSibling;
+    },
     onEnd(e) {
       const ids = s.toArray();
       const move = {
@@ -25,10 +31,10 @@ export function sortable(node, opts) {
         toIds: [...e.to.children].map((c) => c.dataset.id).filter(Boolean),
         newIndex: e.newIndex,
       };
-      // Put the DOM back as it was: the screen changes its list, and
+      // Put the DOM back as it was, before the very node it was before
+      // (Svelte's markers included): the screen changes its list, and
       // Svelte redraws it in the new order.
-      const back = e.from === e.to ? e.oldIndex + (e.oldIndex > e.newIndex ? 1 : 0) : e.oldIndex;
-      e.from.insertBefore(e.item, e.from.children[back] ?? null);
+      e.from.insertBefore(e.item, next);
       if (e.from !== e.to || e.oldIndex !== e.newIndex) current.onSort?.(ids, move);
     },
   });
