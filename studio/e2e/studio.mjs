@@ -586,7 +586,6 @@ scenario('move a page in the tree', async () => {
   const tree = page.getByRole('navigation', { name: 'Page tree' });
   await tree.getByRole('link', { name: 'Spring sale' }).waitFor();
   await axe('pages');
-  await shot('pages');
   // Move "Spring sale" under "Offers": in its settings (the keyboard way).
   await tree.getByRole('link', { name: 'Spring sale' }).click();
   await page.getByLabel('Parent page').selectOption({ label: '/offers' });
