@@ -242,6 +242,7 @@ func startCommand(t *testing.T, command string, env ...string) string {
 // manifest changes, never serves preview from the store, and answers clear
 // problems for what only the origin could answer.
 func TestWithoutDatabase(t *testing.T) {
+	t.Parallel()
 	p := publishDemo(t)
 	t.Logf("published %d objects of instance %s", len(p.urls), p.guid)
 	if len(p.urls) < 40 {
@@ -307,6 +308,7 @@ func TestWithoutDatabase(t *testing.T) {
 // document, the health check, preview and store misses all pass through
 // and come back as the origin answers them directly.
 func TestRealOriginBehindEdge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	in := newInstance(t, "proxied")
 	cs, inst := in.cs, in.inst
@@ -371,6 +373,7 @@ func TestRealOriginBehindEdge(t *testing.T) {
 // the store the publisher inside serve fills (X-Cache: HIT once cached),
 // and management calls reach the origin behind it.
 func TestServe(t *testing.T) {
+	t.Parallel()
 	_, dsn := pgtest.New(t)
 	bin, err := buildEdgecms()
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 // embeds it, then revokes a key and checks that every edge refuses it.
 // The times are logged; speed is not asserted.
 func TestPublishedToEdges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	in := newInstance(t, "fresh-site", content.Locale{Code: "en-us", Name: "English"}, content.Locale{Code: "fr-ca", Name: "Français"})
 	dsn, cs, inst := in.dsn, in.cs, in.inst
