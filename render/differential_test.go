@@ -371,11 +371,7 @@ func differentialLine(url string, res Result, err error) string {
 func TestDifferential(t *testing.T) {
 	t.Parallel()
 	f := newSeededFixture(t, 18)
-	urls := differentialURLs(f)
-	reqs := make([]fetch.Request, len(urls))
-	for i, u := range urls {
-		reqs[i] = f.requestOf(u)
-	}
+	urls, reqs := differentialRequests(f)
 	// The renders are independent reads, as the origin's are: they run
 	// side by side, each line kept at its request's place.
 	lines := make([]string, len(urls))
@@ -408,6 +404,17 @@ func TestDifferential(t *testing.T) {
 // differentialWorkers is how many renders of the differential test run at
 // once: enough to keep the cores busy while others wait for Postgres.
 const differentialWorkers = 8
+
+// differentialRequests returns the URLs of differentialURLs and their
+// requests.
+func differentialRequests(f *fixture) ([]string, []fetch.Request) {
+	urls := differentialURLs(f)
+	reqs := make([]fetch.Request, len(urls))
+	for i, u := range urls {
+		reqs[i] = f.requestOf(u)
+	}
+	return urls, reqs
+}
 
 // requestOf parses a Fetch API URL path of the instance with the ids in it.
 func (f *fixture) requestOf(url string) fetch.Request {
