@@ -3,7 +3,6 @@ package edge_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 	"testing"
 	"time"
@@ -12,11 +11,8 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/edge"
-	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/pgtest"
-	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/publisher"
-	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
 )
 
@@ -39,34 +35,10 @@ type guarded struct {
 func newGuarded(t *testing.T, cfg edge.Config) *guarded {
 	t.Helper()
 	ctx := context.Background()
-	db, dsn := pgtest.New(t)
-	cs := content.NewStore(db)
-	inst, err := cs.CreateInstance(ctx, "guarded", []content.Locale{{Code: "en-us", Name: "English"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "site"
-	_, secret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "fetch"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := render.New(cs)
-	t.Cleanup(func() { r.Close() })
-	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
-		site, err := render.LoadSite(ctx, cs, req.Guid)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, err := r.Render(ctx, site, req)
-		return res.Body, res.Tags, err
-	}
-	srv := origin.New(origin.Config{Render: renderFn}, cs, testLog(t))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.App().Listener(ln)
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
+	in := newInstance(t, "guarded")
+	db, dsn, cs, inst := in.db, in.dsn, in.cs, in.inst
+	_, secret := in.apiKey(t, "fetch")
+	originURL, _ := startOrigin(t, cs)
 	st := store.NewMemory(nil)
 	pub := publisher.New(publisher.Config{Store: st}, cs, testLog(t))
 	t.Cleanup(func() { pub.Close() })
@@ -79,7 +51,7 @@ func newGuarded(t *testing.T, cfg edge.Config) *guarded {
 	if err := pub.FlushFeed(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cfg.OriginURL = "http://" + ln.Addr().String()
+	cfg.OriginURL = originURL
 	g := &guarded{db: db, dbName: dsn[strings.LastIndex(dsn, "/")+1:], cs: cs, inst: inst, fetchKey: secret, st: st, pub: pub, origin: cfg.OriginURL}
 	if i := strings.IndexByte(g.dbName, '?'); i >= 0 {
 		g.dbName = g.dbName[:i]

@@ -18,13 +18,9 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/delivery"
-	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
-	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/pgtest"
-	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/publisher"
-	"github.com/edgecms/edgecms/render"
 	"github.com/edgecms/edgecms/store"
 )
 
@@ -49,42 +45,12 @@ type published struct {
 func publishDemo(t *testing.T) *published {
 	t.Helper()
 	ctx := context.Background()
-	db, _ := pgtest.New(t)
-	cs := content.NewStore(db)
-	inst, err := cs.CreateInstance(ctx, "demo-site", []content.Locale{{Code: "en-us", Name: "English"}, {Code: "fr-ca", Name: "Français"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "site"
-	_, fetchSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "fetch"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, previewSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "preview"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.Fill(ctx, cs, inst); err != nil {
-		t.Fatal(err)
-	}
-
-	r := render.New(cs)
-	defer r.Close()
-	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
-		site, err := render.LoadSite(ctx, cs, req.Guid)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, err := r.Render(ctx, site, req)
-		return res.Body, res.Tags, err
-	}
-	srv := origin.New(origin.Config{Render: renderFn}, cs, testLog(t))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.App().Listener(ln)
-	base := "http://" + ln.Addr().String()
+	in := newInstance(t, "demo-site", content.Locale{Code: "en-us", Name: "English"}, content.Locale{Code: "fr-ca", Name: "Français"})
+	db, cs, inst := in.db, in.cs, in.inst
+	_, fetchSecret := in.apiKey(t, "fetch")
+	_, previewSecret := in.apiKey(t, "preview")
+	in.fillDemo(t)
+	base, stopOrigin := startOrigin(t, cs)
 
 	dir := t.TempDir()
 	st, err := store.Open(ctx, dir, store.Options{})
@@ -178,9 +144,7 @@ func publishDemo(t *testing.T) *published {
 		t.Fatal(err)
 	}
 
-	if err := srv.Shutdown(ctx); err != nil {
-		t.Fatal(err)
-	}
+	stopOrigin()
 	db.Close()
 	return p
 }
@@ -278,6 +242,7 @@ func startCommand(t *testing.T, command string, env ...string) string {
 // manifest changes, never serves preview from the store, and answers clear
 // problems for what only the origin could answer.
 func TestWithoutDatabase(t *testing.T) {
+	t.Parallel()
 	p := publishDemo(t)
 	t.Logf("published %d objects of instance %s", len(p.urls), p.guid)
 	if len(p.urls) < 40 {
@@ -343,43 +308,17 @@ func TestWithoutDatabase(t *testing.T) {
 // document, the health check, preview and store misses all pass through
 // and come back as the origin answers them directly.
 func TestRealOriginBehindEdge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	db, _ := pgtest.New(t)
-	cs := content.NewStore(db)
-	inst, err := cs.CreateInstance(ctx, "proxied", []content.Locale{{Code: "en-us", Name: "English"}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := newInstance(t, "proxied")
+	cs, inst := in.cs, in.inst
 	_, token, err := cs.CreateToken(ctx, inst, "test", content.RoleFull)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := "site"
-	_, previewSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "preview"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.Fill(ctx, cs, inst); err != nil {
-		t.Fatal(err)
-	}
-	r := render.New(cs)
-	defer r.Close()
-	renderFn := func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
-		site, err := render.LoadSite(ctx, cs, req.Guid)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, err := r.Render(ctx, site, req)
-		return res.Body, res.Tags, err
-	}
-	srv := origin.New(origin.Config{Render: renderFn}, cs, testLog(t))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.App().Listener(ln)
-	t.Cleanup(func() { srv.Shutdown(context.Background()) })
-	direct := "http://" + ln.Addr().String()
+	_, previewSecret := in.apiKey(t, "preview")
+	in.fillDemo(t)
+	direct, _ := startOrigin(t, cs)
 	e := startEdge(t, store.NewMemory(nil), edge.Config{OriginURL: direct})
 
 	bearer := "Bearer " + token
@@ -434,6 +373,7 @@ func TestRealOriginBehindEdge(t *testing.T) {
 // the store the publisher inside serve fills (X-Cache: HIT once cached),
 // and management calls reach the origin behind it.
 func TestServe(t *testing.T) {
+	t.Parallel()
 	_, dsn := pgtest.New(t)
 	bin, err := buildEdgecms()
 	if err != nil {

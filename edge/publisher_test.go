@@ -12,9 +12,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/delivery"
-	"github.com/edgecms/edgecms/demo"
 	"github.com/edgecms/edgecms/edge"
-	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/problem"
 	"github.com/edgecms/edgecms/publisher"
 	"github.com/edgecms/edgecms/store"
@@ -27,21 +25,12 @@ import (
 // embeds it, then revokes a key and checks that every edge refuses it.
 // The times are logged; speed is not asserted.
 func TestPublishedToEdges(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	db, dsn := pgtest.New(t)
-	cs := content.NewStore(db)
-	inst, err := cs.CreateInstance(ctx, "fresh-site", []content.Locale{{Code: "en-us", Name: "English"}, {Code: "fr-ca", Name: "Français"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := "site"
-	fk, fetchSecret, err := cs.CreateAPIKey(ctx, inst, content.APIKeyInput{Name: &name, Type: "fetch"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := demo.Fill(ctx, cs, inst); err != nil {
-		t.Fatal(err)
-	}
+	in := newInstance(t, "fresh-site", content.Locale{Code: "en-us", Name: "English"}, content.Locale{Code: "fr-ca", Name: "Français"})
+	dsn, cs, inst := in.dsn, in.cs, in.inst
+	fk, fetchSecret := in.apiKey(t, "fetch")
+	in.fillDemo(t)
 	st, err := store.Open(ctx, t.TempDir(), store.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -35,26 +35,10 @@ func TestLogReadersAcrossXIDDigitBoundary(t *testing.T) {
 	if _, err := stamper.Stamp(f.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pgtest.BurnXIDs(f.Ctx, db, 9_750); err != nil {
-		t.Fatal(err)
-	}
-	w := pgtest.StartWriters(t, 3, func(ctx context.Context, i int) error {
+	logged, _ := pgtest.CrossWhileWriting(f.Ctx, t, db, 3, func(ctx context.Context, i int) error {
 		_, err := f.S.SaveItem(ctx, f.Inst, "en-us", id, f.Values(map[string]any{"title": fmt.Sprint(i)}))
 		return err
-	})
-	if err := pgtest.CrossXID(f.Ctx, db, 10_000, 200, 20, w.Progress); err != nil {
-		t.Fatal(err)
-	}
-	w.Stop()
-
-	var logged []int64
-	must(t, db.SelectContext(f.Ctx, &logged, `SELECT id FROM events ORDER BY tx, id`))
-	var below, above int
-	must(t, db.GetContext(f.Ctx, &below, `SELECT count(*) FROM events WHERE tx BETWEEN '9800' AND '9999'`))
-	must(t, db.GetContext(f.Ctx, &above, `SELECT count(*) FROM events WHERE tx BETWEEN '10000' AND '10200'`))
-	if below == 0 || above == 0 {
-		t.Fatalf("%d events just below 10,000 and %d from it: the log does not cross it", below, above)
-	}
+	}, 10_000)
 
 	if got := ids(f.readAll("reader", len(logged))); !slices.Equal(got, logged) {
 		t.Errorf("Read read %v,\nthe log holds %v", got, logged)

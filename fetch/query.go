@@ -236,9 +236,13 @@ func (q *query) boolean(p int) bool {
 	return false
 }
 
-// absent reports whether an optional string value stands for "not given".
+// absent reports whether an optional string value stands for "not given":
+// empty, or "undefined" or "null" in any case, as boolean reads them. A
+// value that differs only in case must not name a field (fields=Undefined)
+// when "undefined" means none: the canonical query, lower case, would then
+// read as another request.
 func absent(v string) bool {
-	return v == "" || v == "undefined" || v == "null"
+	return v == "" || strings.EqualFold(v, "undefined") || strings.EqualFold(v, "null")
 }
 
 func (q *query) sort() string {

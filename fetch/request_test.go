@@ -103,6 +103,8 @@ func TestParse(t *testing.T) {
 		{"list take plus sign", Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "take=%2B20"},
 			with(list("posts"), func(r *Request) { r.Take = 20 })},
 		{"list take undefined", Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "take=undefined&skip=undefined"}, list("posts")},
+		{"list fields, sort and direction undefined in any case", Input{Path: "/acme/fetch/en-us/list/posts",
+			RawQuery: "fields=Undefined&sort=NULL&direction=Undefined"}, list("posts")},
 		{"list JS SDK query", Input{Path: "/acme/fetch/en-us/list/posts",
 			RawQuery: "contentLinkDepth=2&fields=fields.title%2Cfields.Body&sort=fields.date&direction=desc&skip=20&take=50&expandAllContentLinks=true&"},
 			with(list("posts"), func(r *Request) {

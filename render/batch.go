@@ -1,7 +1,6 @@
 package render
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -175,46 +174,25 @@ func (b *batchSource) loadHeads(ctx context.Context, ids []int64) error {
 }
 
 // ItemGraph answers as source.Reader.ItemGraph does, walking the loaded
-// items breadth first (an item's depth is its distance from the roots
-// through visible items, the smallest depth the Reader's walk reaches it
-// at) and loading each level's unknown items in one query.
+// items with source.WalkItemGraph and loading each level's unknown items
+// in one query.
 func (b *batchSource) ItemGraph(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, roots []int64, levels int) ([]source.ItemNode, error) {
 	if err := b.check(inst, locale, fl); err != nil || len(roots) == 0 {
 		return nil, err
 	}
-	depth := make(map[int64]int, len(roots))
-	var level []int64
-	for _, id := range roots {
-		if _, ok := depth[id]; !ok {
-			depth[id] = 0
-			level = append(level, id)
-		}
-	}
-	for d := 0; d <= levels+1 && len(level) > 0; d++ {
+	depth, err := source.WalkItemGraph(roots, levels, func(d int, ids []int64) error {
 		if d <= levels {
-			if err := b.load(ctx, level); err != nil {
-				return nil, err
-			}
-		} else if err := b.loadHeads(ctx, level); err != nil {
-			return nil, err
+			return b.load(ctx, ids)
 		}
-		if d == levels+1 {
-			break
+		return b.loadHeads(ctx, ids)
+	}, func(id int64) ([]int64, bool) {
+		if it := b.items[id]; it != nil {
+			return it.Links, true
 		}
-		var next []int64
-		for _, id := range level {
-			it := b.items[id]
-			if it == nil {
-				continue
-			}
-			for _, l := range it.Links {
-				if _, ok := depth[l]; !ok {
-					depth[l] = d + 1
-					next = append(next, l)
-				}
-			}
-		}
-		level = next
+		return nil, false
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]source.ItemNode, 0, len(depth))
 	for id, d := range depth {
@@ -231,9 +209,7 @@ func (b *batchSource) ItemGraph(ctx context.Context, inst content.Instance, loca
 		}
 		out = append(out, n)
 	}
-	slices.SortFunc(out, func(a, c source.ItemNode) int {
-		return cmp.Or(cmp.Compare(a.Depth, c.Depth), cmp.Compare(a.Version.ContentID, c.Version.ContentID))
-	})
+	source.SortItemNodes(out)
 	return out, nil
 }
 

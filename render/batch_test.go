@@ -16,11 +16,7 @@ import (
 func TestRenderMany(t *testing.T) {
 	t.Parallel()
 	f := newSeededFixture(t, 18)
-	urls := differentialURLs(f)
-	reqs := make([]fetch.Request, len(urls))
-	for i, u := range urls {
-		reqs[i] = f.requestOf(u)
-	}
+	urls, reqs := differentialRequests(f)
 	results, errs := f.r.RenderMany(f.ctx, f.site, reqs)
 	var out strings.Builder
 	for i, u := range urls {

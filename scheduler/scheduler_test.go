@@ -190,8 +190,9 @@ func TestMaintain(t *testing.T) {
 	}
 
 	// Every consumer has read everything, and two days pass. (The sync
-	// cursor only passes events older than every transaction running on
-	// the server, other tests' included: rounds go on until it has.)
+	// cursor only passes events older than the event horizon, which a
+	// transaction committing while it is read holds back until the next
+	// round: rounds go on until it has.)
 	e.readToEnd("slow")
 	e.advance(48 * time.Hour)
 	deadline := time.Now().Add(30 * time.Second)

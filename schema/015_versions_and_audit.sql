@@ -9,7 +9,8 @@
 --    so a version's state is the last one it reached. The writer names
 --    itself and the kind of change in transaction settings
 --    (edgecms.actor, edgecms.action) that the store sets; the triggers
---    read them.
+--    read them. The triggers and their one function, shared by both
+--    tables, are in 023_copy_version_trigger.sql.
 
 CREATE TABLE item_versions (
     content_id  bigint NOT NULL REFERENCES items ON DELETE CASCADE,
@@ -52,40 +53,6 @@ CREATE FUNCTION edgecms_setting(name text, fallback text) RETURNS text
     LANGUAGE sql STABLE
     AS $$ SELECT coalesce(nullif(current_setting(name, true), ''), fallback) $$;
 
-CREATE FUNCTION edgecms_item_version() RETURNS trigger
-    LANGUAGE plpgsql AS $$
-DECLARE
-    cap integer;
-BEGIN
-    IF TG_OP = 'UPDATE' AND NEW.version_id = OLD.version_id THEN
-        IF NEW.state <> OLD.state THEN
-            UPDATE item_versions SET state = NEW.state
-            WHERE content_id = NEW.content_id AND locale = NEW.locale AND version_id = NEW.version_id;
-        END IF;
-        RETURN NULL;
-    END IF;
-    INSERT INTO item_versions (content_id, locale, version_id, instance_id, state, fields, modified, actor, action)
-    VALUES (NEW.content_id, NEW.locale, NEW.version_id, NEW.instance_id, NEW.state, NEW.fields, NEW.modified,
-            edgecms_setting('edgecms.actor', ''),
-            edgecms_setting('edgecms.action', CASE WHEN TG_OP = 'INSERT' THEN 'create' ELSE 'save' END))
-    -- A discard goes back to the published version, which is kept.
-    ON CONFLICT (content_id, locale, version_id) DO UPDATE SET state = EXCLUDED.state;
-    SELECT version_limit INTO cap FROM instances WHERE id = NEW.instance_id;
-    IF cap IS NOT NULL THEN
-        DELETE FROM item_versions v
-        WHERE v.content_id = NEW.content_id AND v.locale = NEW.locale
-          AND v.version_id <> NEW.version_id AND v.version_id IS DISTINCT FROM NEW.published_version_id
-          AND v.version_id < (SELECT min(k.version_id) FROM (
-                SELECT version_id FROM item_versions
-                WHERE content_id = NEW.content_id AND locale = NEW.locale
-                ORDER BY version_id DESC LIMIT cap) AS k);
-    END IF;
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER item_copies_version AFTER INSERT OR UPDATE ON item_copies
-    FOR EACH ROW EXECUTE FUNCTION edgecms_item_version();
-
 -- The field values of the components in zones, in the copy's locale.
 CREATE FUNCTION edgecms_zone_components(zones jsonb, loc text) RETURNS jsonb
     LANGUAGE sql STABLE
@@ -96,40 +63,6 @@ CREATE FUNCTION edgecms_zone_components(zones jsonb, loc text) RETURNS jsonb
         SELECT (jsonb_array_elements_text(z.value))::bigint FROM jsonb_each(zones) z
         WHERE jsonb_typeof(z.value) = 'array')
     $$;
-
-CREATE FUNCTION edgecms_page_version() RETURNS trigger
-    LANGUAGE plpgsql AS $$
-DECLARE
-    cap integer;
-BEGIN
-    IF TG_OP = 'UPDATE' AND NEW.version_id = OLD.version_id THEN
-        IF NEW.state <> OLD.state THEN
-            UPDATE page_versions SET state = NEW.state
-            WHERE page_id = NEW.page_id AND locale = NEW.locale AND version_id = NEW.version_id;
-        END IF;
-        RETURN NULL;
-    END IF;
-    INSERT INTO page_versions (page_id, locale, version_id, instance_id, state, doc, zones, components, modified, actor, action)
-    VALUES (NEW.page_id, NEW.locale, NEW.version_id, NEW.instance_id, NEW.state, NEW.doc, NEW.zones,
-            edgecms_zone_components(NEW.zones, NEW.locale), NEW.modified,
-            edgecms_setting('edgecms.actor', ''),
-            edgecms_setting('edgecms.action', CASE WHEN TG_OP = 'INSERT' THEN 'create' ELSE 'save' END))
-    ON CONFLICT (page_id, locale, version_id) DO UPDATE SET state = EXCLUDED.state;
-    SELECT version_limit INTO cap FROM instances WHERE id = NEW.instance_id;
-    IF cap IS NOT NULL THEN
-        DELETE FROM page_versions v
-        WHERE v.page_id = NEW.page_id AND v.locale = NEW.locale
-          AND v.version_id <> NEW.version_id AND v.version_id IS DISTINCT FROM NEW.published_version_id
-          AND v.version_id < (SELECT min(k.version_id) FROM (
-                SELECT version_id FROM page_versions
-                WHERE page_id = NEW.page_id AND locale = NEW.locale
-                ORDER BY version_id DESC LIMIT cap) AS k);
-    END IF;
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER page_copies_version AFTER INSERT OR UPDATE ON page_copies
-    FOR EACH ROW EXECUTE FUNCTION edgecms_page_version();
 
 -- What exists now is the first version of each copy (and its published
 -- one, when that differs).

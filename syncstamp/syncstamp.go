@@ -119,17 +119,20 @@ const (
 	markStampedSQL = `INSERT INTO sync_stamped (tx, event_id)
 		SELECT * FROM unnest($1::xid8[], $2::bigint[]) ON CONFLICT DO NOTHING`
 	// settledEndSQL finds how far the cursor may move: to the last event
-	// before both the first event not stamped and the first transaction
-	// still running (whose rows this snapshot cannot see), so that every
-	// event it passes is stamped or was rolled back. One statement, one
-	// snapshot.
+	// before both the first event not stamped and the event horizon (the
+	// oldest transaction of this database that may still write events,
+	// schema/006), so that every event it passes is stamped or was rolled
+	// back. The horizon, as the log's readers use it, ignores transactions
+	// of other databases of the server and those that cannot write events:
+	// a long transaction elsewhere must not stop the stamps. One statement,
+	// one snapshot.
 	settledEndSQL = `WITH l AS (
 			SELECT e.tx, e.id FROM events e
 			WHERE (e.tx, e.id) > ($1::xid8, $2)
 			  AND NOT EXISTS (SELECT 1 FROM sync_stamped d WHERE d.tx = e.tx AND d.event_id = e.id)
 			ORDER BY e.tx, e.id LIMIT 1)
 		SELECT e.tx, e.id FROM events e
-		WHERE (e.tx, e.id) > ($1::xid8, $2) AND e.tx < pg_snapshot_xmin(pg_current_snapshot())
+		WHERE (e.tx, e.id) > ($1::xid8, $2) AND e.tx < (SELECT edgecms_event_horizon())
 		  AND NOT EXISTS (SELECT 1 FROM l WHERE (e.tx, e.id) >= (l.tx, l.id))
 		ORDER BY e.tx DESC, e.id DESC LIMIT 1`
 	moveSyncCursorSQL = `UPDATE event_cursors SET tx = $2::xid8, id = $3, updated_at = now() WHERE consumer = $1`
@@ -216,7 +219,7 @@ func stampOnce(ctx context.Context, tx *sqlx.Tx, now time.Time) (int, bool, erro
 // are stamped from the log (those already seeded move nothing).
 const (
 	seedCursorSQL = `INSERT INTO event_cursors (consumer, tx, id)
-		SELECT $1, coalesce(max(tx), '0'), 0 FROM events WHERE tx < pg_snapshot_xmin(pg_current_snapshot())
+		SELECT $1, coalesce(max(tx), '0'), 0 FROM events WHERE tx < (SELECT edgecms_event_horizon())
 		ON CONFLICT (consumer) DO NOTHING`
 	seedUpsert = ` ON CONFLICT (instance_id, flavour, locale, subject, object_id) DO UPDATE
 		SET position = excluded.position, visible = true, fingerprint = excluded.fingerprint, stamped_at = excluded.stamped_at

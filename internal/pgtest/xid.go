@@ -202,3 +202,81 @@ func (w *Writers) Done() int {
 	defer w.mu.Unlock()
 	return w.n
 }
+
+// crossMargin and crossStep are the margin and the step CrossWhileWriting
+// gives CrossXID: wide enough that writers commit events on both sides of a
+// boundary, narrow enough that the log stays short.
+const (
+	crossMargin = 200
+	crossStep   = 20
+)
+
+// CrossWhileWriting makes the server's transaction ids cross each of
+// boundaries, in order, while writers goroutines call write (see
+// StartWriters): for each boundary it burns ids to a little below it,
+// starts the writers, runs CrossXID and stops them, so that the writers run
+// only around the boundaries and the log stays short. It fails the test
+// unless the event log then holds events within the margin on both sides
+// of every boundary, and returns the ids of every event of the log in log
+// order, and how many writes returned.
+func CrossWhileWriting(ctx context.Context, t testing.TB, db *sqlx.DB, writers int, write func(ctx context.Context, i int) error, boundaries ...uint64) (logged []int64, writes int) {
+	t.Helper()
+	for _, b := range boundaries {
+		if _, err := BurnXIDs(ctx, db, b-crossMargin-50); err != nil {
+			t.Fatal(err)
+		}
+		w := StartWriters(t, writers, write)
+		if err := CrossXID(ctx, db, b, crossMargin, crossStep, w.Progress); err != nil {
+			t.Fatal(err)
+		}
+		w.Stop()
+		writes += w.Done()
+	}
+	for _, b := range boundaries {
+		var below, above int
+		if err := db.GetContext(ctx, &below, `SELECT count(*) FROM events WHERE tx >= $1::text::xid8 AND tx < $2::text::xid8`, b-crossMargin, b); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.GetContext(ctx, &above, `SELECT count(*) FROM events WHERE tx >= $1::text::xid8 AND tx <= $2::text::xid8`, b, b+crossMargin); err != nil {
+			t.Fatal(err)
+		}
+		if below == 0 || above == 0 {
+			t.Fatalf("the log has %d events in [%d, %d) and %d in [%d, %d]: it does not cross %d",
+				below, b-crossMargin, b, above, b, b+crossMargin, b)
+		}
+	}
+	if err := db.SelectContext(ctx, &logged, `SELECT id FROM events ORDER BY tx, id`); err != nil {
+		t.Fatal(err)
+	}
+	return logged, writes
+}
+
+// DiffOrder describes how got, the event ids a reader of the log took in,
+// differs from want, the ids in log order: the first difference, the ids
+// missing and the ids taken more than once (the first ten of each).
+func DiffOrder(got, want []int64) string {
+	count := map[int64]int{}
+	for _, id := range got {
+		count[id]++
+	}
+	var missing, twice []int64
+	for _, id := range want {
+		switch count[id] {
+		case 0:
+			missing = append(missing, id)
+		case 1:
+		default:
+			twice = append(twice, id)
+		}
+	}
+	first := ""
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			first = fmt.Sprintf("first difference at %d: got %d, want %d; ", i, got[i], want[i])
+			break
+		}
+	}
+	head := func(s []int64) []int64 { return s[:min(len(s), 10)] }
+	return fmt.Sprintf("%smissing %d events %v; taken more than once %d %v",
+		first, len(missing), head(missing), len(twice), head(twice))
+}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -327,33 +326,12 @@ func (s *Snapshot) ItemGraph(ctx context.Context, inst content.Instance, locale 
 	if err := s.check(inst, locale, fl); err != nil || len(roots) == 0 {
 		return nil, err
 	}
-	// Breadth first: an item's depth is its distance from the roots
-	// through visible items, which is the smallest depth the recursive
-	// query reaches it at.
-	depth := make(map[int64]int, len(roots))
-	var level []int64
-	for _, id := range roots {
-		if _, ok := depth[id]; !ok {
-			depth[id] = 0
-			level = append(level, id)
+	depth, _ := WalkItemGraph(roots, levels, nil, func(id int64) ([]int64, bool) {
+		if it := s.items[id]; it != nil {
+			return it.links, true
 		}
-	}
-	for d := 0; d <= levels && len(level) > 0; d++ {
-		var next []int64
-		for _, id := range level {
-			it := s.items[id]
-			if it == nil {
-				continue
-			}
-			for _, l := range it.links {
-				if _, ok := depth[l]; !ok {
-					depth[l] = d + 1
-					next = append(next, l)
-				}
-			}
-		}
-		level = next
-	}
+		return nil, false
+	})
 	out := make([]ItemNode, 0, len(depth))
 	for id, d := range depth {
 		it := s.items[id]
@@ -366,12 +344,7 @@ func (s *Snapshot) ItemGraph(ctx context.Context, inst content.Instance, locale 
 		}
 		out = append(out, n)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Depth != out[j].Depth {
-			return out[i].Depth < out[j].Depth
-		}
-		return out[i].Version.ContentID < out[j].Version.ContentID
-	})
+	SortItemNodes(out)
 	return out, nil
 }
 
