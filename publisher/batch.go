@@ -143,7 +143,12 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	if err != nil {
 		return res, err
 	}
-	out, err = p.dropVariants(ctx, guid, drop, version)
+	out, err = p.dropVariants(ctx, guid, drop, version, pl.affected)
+	res.out.add(out)
+	if err != nil {
+		return res, err
+	}
+	out, err = p.dropTouched(ctx, guid, pl.affected, version)
 	res.out.add(out)
 	if err != nil {
 		return res, err
