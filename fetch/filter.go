@@ -354,12 +354,18 @@ func (p *parser) quoted() (string, error) {
 
 // normalize brings a parsed filter into canonical form and prepares it for
 // Match: groups of the same kind are flattened, terms sorted by their
-// canonical text and deduplicated, in-lists sorted and deduplicated.
+// canonical text and deduplicated, in-lists sorted and deduplicated, an
+// in-list of one value and a range of one value made equality tests.
 func normalize(f *Filter) *Filter {
 	if f.Terms == nil {
 		if f.Op == In {
 			slices.Sort(f.Values)
 			f.Values = slices.Compact(f.Values)
+		}
+		// Spellings of an equality test: in with one value, range from a
+		// value to itself.
+		if f.Op == In && len(f.Values) == 1 || f.Op == Range && len(f.Values) == 2 && f.Values[0] == f.Values[1] {
+			f.Op, f.Values = Eq, f.Values[:1]
 		}
 		f.path = strings.Split(f.Property, ".")
 		f.vals = make([]scalar, len(f.Values))

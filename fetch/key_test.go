@@ -34,7 +34,7 @@ func TestKey(t *testing.T) {
 		{Input{Path: "/acme/preview/EN-US/item/42", RawQuery: "contentLinkDepth=3&expandAllContentLinks=true"}, "acme/preview/en-us/item/42/d3,all.json"},
 		{Input{Path: "/acme/fetch/en-us/list/posts"}, "acme/fetch/en-us/list/posts/d1,take10,skip0.json"},
 		{Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "take=5&skip=10&sort=Fields.Title&direction=desc&fields=fields.title,fields.body&expandAllContentLinks=1&contentLinkDepth=2"},
-			"acme/fetch/en-us/list/posts/d2,all,take5,skip10,sort=fields.title,desc,fields=fields.body+fields.title.json"},
+			"acme/fetch/en-us/list/posts/d2,all,take5,skip10,sort=fields.title,desc,fields=body+title.json"},
 		{Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "sort=properties.modified"},
 			"acme/fetch/en-us/list/posts/d1,take10,skip0,sort=properties.modified,asc.json"},
 		{Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: `filter=fields.title[eq]"Hi there"`},
@@ -197,7 +197,7 @@ func TestKeyLongValuesHashed(t *testing.T) {
 	tests := []Input{
 		{Path: "/acme/fetch/en-us/list/posts", RawQuery: "filter=fields.title[eq]" + long},
 		{Path: "/acme/fetch/en-us/list/posts", RawQuery: "sort=fields." + long[:190]},
-		{Path: "/acme/fetch/en-us/list/posts", RawQuery: "fields=fields.a,fields.b,fields.c,fields.d,fields.e,fields.f,fields.g,fields.h,fields.i,fields.j,fields.k,fields.l"},
+		{Path: "/acme/fetch/en-us/list/posts", RawQuery: "fields=fields.alpha,fields.bravo,fields.charlie,fields.delta,fields.echo,fields.foxtrot,fields.golf,fields.hotel,fields.india,fields.juliet,fields.kilo,fields.lima,fields.mike,fields.november,fields.oscar,fields.papa,fields.quebec"},
 		{Path: "/acme/fetch/en-us/page/website", RawQuery: "path=/" + long},
 	}
 	for _, in := range tests {
@@ -299,5 +299,53 @@ func BenchmarkKey(b *testing.B) {
 				_ = r.Key()
 			}
 		})
+	}
+}
+
+// TestKeySharedBySpellings: spellings of one list or item request that
+// differ in what the renderer cannot tell apart have one key, so that
+// readers cannot make the store hold one answer many times.
+func TestKeySharedBySpellings(t *testing.T) {
+	t.Parallel()
+	const list = "/acme/fetch/en-us/list/posts"
+	tests := []struct {
+		path, a, b string
+	}{
+		{list, "fields=title,body", "fields=fields.Body,fields.title"},
+		{list, "fields=title,fields.title", "fields=title"},
+		{list, "fields=fields.author.name", "fields=fields.a.b,x.y"},
+		{list, "sort=title&direction=desc", "sort=fields.title&direction=DESC"},
+		{list, "filter=fields.rank[in]5", "filter=fields.rank[eq]5"},
+		{list, "filter=fields.rank[range]5,5", "filter=fields.rank[eq]5"},
+		{list, `filter=fields.title[eq]"a" AND fields.rank[in]1,1`, `filter=(fields.rank[eq]1)  and  fields.title[eq]a`},
+		{list, "contentLinkDepth=0&expandAllContentLinks=true", "contentLinkDepth=0"},
+		{"/acme/fetch/en-us/item/7", "contentLinkDepth=0&expandAllContentLinks=true", "contentLinkDepth=0"},
+		{"/acme/fetch/en-us/page/3", "contentLinkDepth=1&expandAllContentLinks=true", "contentLinkDepth=1"},
+		{"/acme/fetch/en-us/page/website", "path=/a&contentLinkDepth=0&expandAllContentLinks=true", "path=/a&contentLinkDepth=0"},
+	}
+	for _, tt := range tests {
+		a := mustParse(t, Input{Path: tt.path, RawQuery: tt.a})
+		b := mustParse(t, Input{Path: tt.path, RawQuery: tt.b})
+		if a.Key() != b.Key() {
+			t.Errorf("%s?%s has key %s, and ?%s %s: want one key", tt.path, tt.a, a.Key(), tt.b, b.Key())
+		}
+		back := mustParse(t, Input{Path: a.URLPath(), RawQuery: a.Query()})
+		if back.Key() != a.Key() {
+			t.Errorf("%s?%s: canonical URL %s?%s has key %s, want %s", tt.path, tt.a, a.URLPath(), a.Query(), back.Key(), a.Key())
+		}
+	}
+	// Different answers keep different keys.
+	for _, q := range [][2]string{
+		{"fields=title", "fields=fields.author.name"},
+		{"fields=title", ""},
+		{"sort=contentID", "sort=fields.contentid"},
+		{"filter=fields.rank[range]1,2", "filter=fields.rank[eq]1"},
+		{"contentLinkDepth=1&expandAllContentLinks=true", "contentLinkDepth=1"},
+	} {
+		a := mustParse(t, Input{Path: list, RawQuery: q[0]})
+		b := mustParse(t, Input{Path: list, RawQuery: q[1]})
+		if a.Key() == b.Key() {
+			t.Errorf("?%s and ?%s share key %s", q[0], q[1], a.Key())
+		}
 	}
 }

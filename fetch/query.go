@@ -157,10 +157,12 @@ func (r *Request) parseQuery(raw string) error {
 	switch r.Kind {
 	case Item, List:
 		r.Depth = q.integer(qDepth, DefaultDepth, 0, MaxDepth)
-		r.ExpandAll = q.boolean(qExpand)
+		// At depth 0 no link is expanded, whole lists neither.
+		r.ExpandAll = q.boolean(qExpand) && r.Depth > 0
 	case Page, PageByPath:
 		r.Depth = q.integer(qDepth, DefaultPageDepth, 0, MaxDepth)
-		r.ExpandAll = q.boolean(qExpand)
+		// A page at depth 1 shows its components at depth 0.
+		r.ExpandAll = q.boolean(qExpand) && r.Depth > 1
 	case SyncItems, SyncPages:
 		r.SyncToken = q.integer64(qSyncToken, 0, 0, 1<<63-1)
 		r.PageSize = q.integer(qPageSize, DefaultPageSize, 1, MaxPageSize)
@@ -245,6 +247,8 @@ func absent(v string) bool {
 	return v == "" || strings.EqualFold(v, "undefined") || strings.EqualFold(v, "null")
 }
 
+// sort parses the sort path, lower-cased. A bare name other than contentID
+// names a field, and is written fields.<name>, as the renderer reads it.
 func (q *query) sort() string {
 	v, ok := q.value(qSort)
 	v = strings.TrimSpace(v)
@@ -255,7 +259,11 @@ func (q *query) sort() string {
 		q.fail(qSort, "%q is not a dotted property path such as fields.title or properties.modified", v)
 		return ""
 	}
-	return strings.ToLower(v)
+	v = strings.ToLower(v)
+	if !strings.Contains(v, ".") && v != "contentid" {
+		v = "fields." + v
+	}
+	return v
 }
 
 func (q *query) direction() string {
@@ -284,14 +292,23 @@ func (q *query) filter() *Filter {
 	return f
 }
 
-// fields parses a comma list of dotted paths into its canonical form:
-// lower-cased, sorted, without duplicates or empty entries.
+// noFields is the canonical field selection that names no field: the
+// renderer selects fields by name, and names hold no "." and are never
+// "-".
+var noFields = []string{"-"}
+
+// fields parses a comma list of field names or fields.<name> paths into
+// its canonical form: lower-cased names (fields.title is title), sorted,
+// without duplicates or empty entries. An entry that still holds a "."
+// names no field, as the renderer matches field names, and is left out; a
+// selection of no field at all is noFields.
 func (q *query) fields() []string {
 	v, ok := q.value(qFields)
 	if !ok || absent(strings.TrimSpace(v)) {
 		return nil
 	}
 	var out []string
+	named := false
 	for f := range strings.SplitSeq(v, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
@@ -301,13 +318,24 @@ func (q *query) fields() []string {
 			q.fail(qFields, "%q is not a field name or dotted property path", f)
 			return nil
 		}
-		out = append(out, strings.ToLower(f))
+		f = strings.ToLower(f)
+		if name, ok := strings.CutPrefix(f, "fields."); ok && !strings.Contains(name, ".") {
+			f = name
+		}
+		named = true
+		if strings.Contains(f, ".") {
+			continue
+		}
+		out = append(out, f)
 	}
 	slices.Sort(out)
 	out = slices.Compact(out)
 	if len(out) > maxFields {
 		q.fail(qFields, "at most %d fields; got %d", maxFields, len(out))
 		return nil
+	}
+	if len(out) == 0 && named {
+		return slices.Clone(noFields)
 	}
 	return out
 }

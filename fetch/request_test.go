@@ -109,7 +109,7 @@ func TestParse(t *testing.T) {
 			RawQuery: "contentLinkDepth=2&fields=fields.title%2Cfields.Body&sort=fields.date&direction=desc&skip=20&take=50&expandAllContentLinks=true&"},
 			with(list("posts"), func(r *Request) {
 				r.Depth, r.Fields, r.Sort, r.Direction, r.Skip, r.Take, r.ExpandAll =
-					2, []string{"fields.body", "fields.title"}, "fields.date", "desc", 20, 50, true
+					2, []string{"body", "title"}, "fields.date", "desc", 20, 50, true
 			})},
 		{"list sort mixed case", Input{Path: "/acme/fetch/en-us/list/posts", RawQuery: "Sort=Properties.Modified&Direction=DESC"},
 			with(list("posts"), func(r *Request) { r.Sort, r.Direction = "properties.modified", "desc" })},

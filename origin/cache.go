@@ -18,7 +18,9 @@ import (
 // takes the instance's generation read before the render, and drops the
 // answer if the instance changed meanwhile. Generations are kept with the
 // cache turned off (max < 0) too: they also tell which answers were handed
-// to the write-back since the instance last changed (handOver).
+// to the write-back since the instance last changed (handOver), which
+// counts the reads of each answer so that only one read again is written
+// back.
 type renderCache struct {
 	max int64 // < 0: nothing is cached
 
@@ -27,25 +29,37 @@ type renderCache struct {
 	lru   *list.List // of *cacheEntry, most recent first
 	byKey map[string]*list.Element
 	gen   map[string]uint64 // guid -> generation
-	// handed holds, per answer key, when the answer was last handed to
-	// the write-back and its instance's generation then.
+	// handed holds, per answer key, how often it was read and when it
+	// was last handed to the write-back, with its instance's generation
+	// then.
 	handed map[string]handOff
 	now    func() time.Time
 }
 
 type handOff struct {
-	gen uint64
-	at  time.Time
+	reads  int
+	handed bool
+	gen    uint64
+	at     time.Time
 }
 
 // The write-back is offered an answer again after handOverAgain, in case
 // it dropped it (its queue was full, or the store failed): it has no
 // answer to give. maxHanded bounds renderCache.handed; past it, the map
-// starts again empty (answers are then offered once more, which costs the
-// write-back a look-up each).
+// starts again empty (answers are then counted and offered once more,
+// which costs the write-back a look-up each).
+//
+// writeBackReads is how many reads of an answer the origin sees before it
+// hands it over: every object written back is one the publisher drops
+// again (or caps) when its content changes, so one read, which anyone with
+// a fetch key can make up for any filter, does not earn a place in the
+// store; a second one shows someone reads it again. The reads are counted
+// across changes of the instance, since the publisher drops a variant on
+// every change of what it shows and edges then miss it again.
 const (
-	handOverAgain = time.Minute
-	maxHanded     = 100_000
+	handOverAgain  = time.Minute
+	maxHanded      = 100_000
+	writeBackReads = 2
 )
 
 type cacheEntry struct {
@@ -60,26 +74,32 @@ func newRenderCache(maxBytes int64) *renderCache {
 		handed: map[string]handOff{}, now: time.Now}
 }
 
-// handOver reports whether an answer rendered at generation gen of its
-// instance is to be handed to the write-back: once per key and generation
-// (or handOverAgain). The write-back stores a variant an edge missed, and
-// the publisher keeps it up to date from then on; so with the cache off,
-// or an answer evicted, repeated misses of one variant do not queue it
+// handOver counts a read of an answer of generation gen of its instance
+// (rendered, or taken from the cache) and reports whether it is to be
+// handed to the write-back: from its writeBackReads-th read on, once per
+// key and generation (or handOverAgain). The write-back stores a variant an
+// edge missed, and the publisher keeps it from then on; so with the cache
+// off, or an answer evicted, repeated misses of one variant do not queue it
 // again and again.
 func (rc *renderCache) handOver(key, guid string, gen uint64) bool {
 	now := rc.now()
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.gen[guid] != gen {
-		return false // the instance changed during the render: the next miss hands it over
-	}
-	if h, ok := rc.handed[key]; ok && h.gen == gen && now.Sub(h.at) < handOverAgain {
-		return false
-	}
-	if len(rc.handed) >= maxHanded {
+	h, ok := rc.handed[key]
+	if !ok && len(rc.handed) >= maxHanded {
 		clear(rc.handed)
 	}
-	rc.handed[key] = handOff{gen: gen, at: now}
+	if h.reads < writeBackReads {
+		h.reads++
+	}
+	defer func() { rc.handed[key] = h }()
+	if h.reads < writeBackReads || rc.gen[guid] != gen {
+		return false // read once only, or the instance changed during the render: the next read hands it over
+	}
+	if h.handed && h.gen == gen && now.Sub(h.at) < handOverAgain {
+		return false
+	}
+	h.handed, h.gen, h.at = true, gen, now
 	return true
 }
 

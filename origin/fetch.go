@@ -66,6 +66,7 @@ func (s *Server) answer(ctx context.Context, req fetch.Request) (*cacheEntry, er
 	key := req.Key()
 	if req.Cacheable() {
 		if e, ok := s.cache.get(key); ok {
+			s.offer(ctx, req, e, s.cache.generation(req.Guid))
 			return e, nil
 		}
 	}
@@ -78,11 +79,17 @@ func (s *Server) answer(ctx context.Context, req fetch.Request) (*cacheEntry, er
 	e := &cacheEntry{key: key, guid: req.Guid, body: body, tags: tags, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
 	if req.Cacheable() {
 		s.cache.put(e, gen)
-		if s.cfg.WriteBack != nil && s.cache.handOver(key, req.Guid, gen) {
-			s.cfg.WriteBack(ctx, req, body, tags)
-		}
+		s.offer(ctx, req, e, gen)
 	}
 	return e, nil
+}
+
+// offer counts a read of answer e, of generation gen of its instance, and
+// hands it to the write-back when handOver says so.
+func (s *Server) offer(ctx context.Context, req fetch.Request, e *cacheEntry, gen uint64) {
+	if s.cfg.WriteBack != nil && s.cache.handOver(e.key, req.Guid, gen) {
+		s.cfg.WriteBack(ctx, req, e.body, e.tags)
+	}
 }
 
 // render renders req with the configured Renderer (or Render).

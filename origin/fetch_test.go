@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -155,8 +156,8 @@ func TestFetchRenderCacheOff(t *testing.T) {
 }
 
 // TestWriteBackOncePerChange: an answer the origin renders is handed to the
-// write-back once, not at every miss (the render cache is off here), and
-// again once its instance changed.
+// write-back once, from its second read on, not at every miss (the render
+// cache is off here), and again once its instance changed.
 func TestWriteBackOncePerChange(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
@@ -176,7 +177,13 @@ func TestWriteBackOncePerChange(t *testing.T) {
 		return n
 	}
 	path := fmt.Sprintf("/en-us/item/%d", h.post)
-	for range 5 {
+	if r := h.get(path); r.status != 200 {
+		t.Fatalf("item: %s", r)
+	}
+	if n := count(); n != 0 {
+		t.Fatalf("one read of an answer handed %d answers to the write-back, want 0", n)
+	}
+	for range 4 {
 		if r := h.get(path); r.status != 200 {
 			t.Fatalf("item: %s", r)
 		}
@@ -196,5 +203,46 @@ func TestWriteBackOncePerChange(t *testing.T) {
 	}
 	if n := count(); n != 2 {
 		t.Errorf("misses after the change handed %d answers in all, want 2", n)
+	}
+}
+
+// TestWriteBackFromSecondRead: a variant read once is not handed to the
+// write-back, whatever its spelling; read a second time, in another
+// spelling of the same request and served from the render cache, it is,
+// once.
+func TestWriteBackFromSecondRead(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var handed []string
+	h := newFetchHarness(t, origin.Config{
+		WriteBack: func(ctx context.Context, req fetch.Request, body []byte, tags []string) {
+			mu.Lock()
+			handed = append(handed, req.Key())
+			mu.Unlock()
+		}})
+	got := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(handed)
+	}
+	for i := range 20 {
+		if r := h.get(fmt.Sprintf("/en-us/list/posts?filter=fields.title[eq]%%22x%d%%22", i)); r.status != 200 {
+			t.Fatalf("list: %s", r)
+		}
+	}
+	if n := len(got()); n != 0 {
+		t.Fatalf("20 variants read once each: %d handed to the write-back, want 0", n)
+	}
+	for _, q := range []string{"fields=title&sort=title", "Fields=fields.title&sort=fields.title&direction=asc", "fields=fields.Title&SORT=Title"} {
+		if r := h.get("/en-us/list/posts?" + q); r.status != 200 {
+			t.Fatalf("list: %s", r)
+		}
+	}
+	want, err := fetch.Parse(fetch.Input{Path: "/" + h.guid + "/fetch/en-us/list/posts", RawQuery: "fields=title&sort=title"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := got(); !slices.Equal(g, []string{want.Key()}) {
+		t.Errorf("three spellings of one variant handed %v to the write-back, want %s once", g, want.Key())
 	}
 }

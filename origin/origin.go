@@ -73,10 +73,11 @@ type Config struct {
 	// ChangePoll is how often the origin reads the event log to drop
 	// cached answers of changed instances (default 100 ms).
 	ChangePoll time.Duration
-	// WriteBack, when set, is called with every fetch answer the origin
-	// renders (not those from its render cache), so that a variant an
-	// edge missed is stored and maintained from then on
-	// (publisher.Publisher.WriteBack). It must return quickly.
+	// WriteBack, when set, is called with a fetch answer the origin
+	// serves (rendered or from its render cache) once it has been read
+	// twice, and then once per change of its instance, so that a variant
+	// edges keep missing is stored (publisher.Publisher.WriteBack). It
+	// must return quickly.
 	WriteBack func(ctx context.Context, req fetch.Request, body []byte, tags []string)
 	// Webhooks serves the webhook management routes; without it they
 	// answer 503.

@@ -19,7 +19,8 @@ import (
 //     the list pages whose window of items changed;
 //  3. publish (write.go) renders and writes the plan's fast lane, with
 //     the sitemaps last and the pages by path whose node they changed
-//     (sitemap.go);
+//     (sitemap.go); the variants the plan names are dropped instead
+//     (variants.go);
 //  4. the feed lists the changes (feed.go, the one place that writes it);
 //  5. handOff (handoff.go): in one transaction the cursor moves past the
 //     batch, its events are confirmed to the webhook dispatcher and its
@@ -129,6 +130,7 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	if err != nil {
 		return res, err
 	}
+	drop := splitVariants(pl)
 	// The render number is taken after the plan read the objects table,
 	// so it is larger than that of any write the plan could have missed.
 	version, err := p.nextVersion(ctx)
@@ -137,6 +139,16 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	}
 	now := withoutKeys(pl.reqs, own)
 	out, err := p.publish(ctx, site, now, writeOpts{version: version, expand: true, maybe: pl.maybe, kept: pl.kept, members: pl.members}, nil)
+	res.out.add(out)
+	if err != nil {
+		return res, err
+	}
+	out, err = p.dropVariants(ctx, guid, drop, version, pl.affected)
+	res.out.add(out)
+	if err != nil {
+		return res, err
+	}
+	out, err = p.dropTouched(ctx, guid, pl.affected, version)
 	res.out.add(out)
 	if err != nil {
 		return res, err

@@ -41,8 +41,9 @@ type listCheck struct {
 }
 
 const (
+	// listObjectsSQL skips variants: dropTouched drops them.
 	listObjectsSQL = `SELECT request FROM objects
-		WHERE guid = $1 AND locale = $2 AND list_of = $3 AND etag IS NOT NULL`
+		WHERE guid = $1 AND locale = $2 AND list_of = $3 AND etag IS NOT NULL AND last_read IS NULL`
 	selectMembersSQL = `SELECT content_ids FROM list_members WHERE guid = $1 AND locale = $2 AND reference_name = $3`
 	// membersHaveSQL tells whether the recorded membership holds every
 	// item of $4.

@@ -95,8 +95,9 @@ func ownRequests(site render.Site, evs []eventlog.Event) []fetch.Request {
 }
 
 const (
+	// affectedObjectsSQL skips variants: dropTouched drops them.
 	affectedObjectsSQL = `SELECT locale, request, coalesce(list_of, '') AS list_of, tags FROM objects
-		WHERE guid = $1 AND etag IS NOT NULL AND tags && $2::text[]`
+		WHERE guid = $1 AND etag IS NOT NULL AND tags && $2::text[] AND last_read IS NULL`
 )
 
 // plan works out which objects a batch of one instance's events affects:

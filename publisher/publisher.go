@@ -96,6 +96,11 @@ type Config struct {
 	// publisher's memory grows with: everything else it holds is bounded
 	// by the batch and chunk sizes, whatever the number of items.
 	SnapshotBytes int64
+	// MaxVariants caps the live variants of an instance: objects of
+	// requests the publisher does not maintain, written back after
+	// readers asked for them (variants.go). Past it, a write-back evicts
+	// the least recently read. 0: DefaultMaxVariants; negative: no cap.
+	MaxVariants int
 }
 
 // Publisher renders published content into the object store. It is safe
@@ -111,7 +116,11 @@ type Publisher struct {
 	reads *source.Reader
 	log   *slog.Logger
 
-	stats struct{ rendered, written, deferred, background atomic.Int64 }
+	stats struct{ rendered, written, deferred, background, dropped atomic.Int64 }
+
+	// variantTouch is how often a variant's last read is recorded at
+	// most (variants.go); tests shorten it.
+	variantTouch time.Duration
 
 	writeBacks *writeBackQueue
 
@@ -164,17 +173,21 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 	if cfg.SnapshotBytes <= 0 {
 		cfg.SnapshotBytes = DefaultSnapshotBytes
 	}
+	if cfg.MaxVariants == 0 {
+		cfg.MaxVariants = DefaultMaxVariants
+	}
 	return &Publisher{
-		cfg:        cfg,
-		content:    cs,
-		db:         cs.DB(),
-		store:      cfg.Store,
-		render:     render.New(cs),
-		reads:      source.NewReader(cs),
-		log:        log,
-		writeBacks: newWriteBackQueue(1024),
-		sem:        make(chan struct{}, cfg.StoreWorkers),
-		feedWake:   make(chan struct{}, 1),
+		cfg:          cfg,
+		content:      cs,
+		db:           cs.DB(),
+		store:        cfg.Store,
+		render:       render.New(cs),
+		reads:        source.NewReader(cs),
+		log:          log,
+		writeBacks:   newWriteBackQueue(1024),
+		variantTouch: variantTouch,
+		sem:          make(chan struct{}, cfg.StoreWorkers),
+		feedWake:     make(chan struct{}, 1),
 
 		backlogWake: make(chan struct{}, 1),
 		purges:      newPurgeQueue(cfg.PurgeDelay),
@@ -201,12 +214,15 @@ type Stats struct {
 	// Background counts renders of the background lane, which Rendered
 	// includes.
 	Background int64
+	// Dropped counts variants deleted instead of rendered again, by a
+	// batch or past the cap (variants.go); Written includes them.
+	Dropped int64
 }
 
 // Stats returns the counts so far.
 func (p *Publisher) Stats() Stats {
 	return Stats{Rendered: p.stats.rendered.Load(), Written: p.stats.written.Load(),
-		Deferred: p.stats.deferred.Load(), Background: p.stats.background.Load()}
+		Deferred: p.stats.deferred.Load(), Background: p.stats.background.Load(), Dropped: p.stats.dropped.Load()}
 }
 
 // Run publishes until ctx is cancelled: it follows the event log, works the

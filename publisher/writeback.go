@@ -62,9 +62,10 @@ func (q *writeBackQueue) take() []fetch.Request {
 }
 
 // WriteBack is the origin's hook (origin.Config.WriteBack): it queues a
-// fetch variant the origin rendered on a store miss, so that it is stored
-// and from then on maintained like the publisher's own objects. It returns
-// at once; RunWriteBacks (part of Run) does the work.
+// fetch variant the origin served again after a store miss, so that it is
+// stored until something it shows changes, or the instance's cap evicts it
+// (variants.go). It returns at once; RunWriteBacks (part of Run) does the
+// work.
 //
 // The body and tags the origin rendered are not written as they are: the
 // worker renders the request again under the instance's write lock, so the
@@ -141,6 +142,9 @@ func (p *Publisher) writeBack(ctx context.Context, guid string, reqs []fetch.Req
 		return 0, fmt.Errorf("write back: %w", err)
 	}
 	if len(live) > 0 {
+		if err := p.touchVariants(ctx, live); err != nil {
+			return 0, err
+		}
 		reqs = slices.DeleteFunc(slices.Clone(reqs), func(r fetch.Request) bool { return slices.Contains(live, r.Key()) })
 		if len(reqs) == 0 {
 			return 0, nil
@@ -156,5 +160,9 @@ func (p *Publisher) writeBack(ctx context.Context, guid string, reqs []fetch.Req
 		return 0, err
 	}
 	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, force: true}, nil)
-	return len(out.changed), err
+	if err != nil {
+		return len(out.changed), err
+	}
+	evicted, err := p.keepVariants(ctx, guid, reqs)
+	return len(out.changed) + evicted, err
 }

@@ -39,7 +39,10 @@ type config struct {
 	RenderCacheBytes int64
 	// PublishMemory bounds the published content a publisher holds in
 	// memory at once (publisher.Config.SnapshotBytes).
-	PublishMemory    int64
+	PublishMemory int64
+	// MaxVariants caps the written-back variants per instance
+	// (publisher.Config.MaxVariants; 0: no cap).
+	MaxVariants      int
 	EdgeFeedPoll     time.Duration
 	WebhookAllowNets string
 	WebhookTimeout   time.Duration
@@ -75,6 +78,7 @@ type config struct {
 
 	edgeFeedPoll           string // EDGECMS_EDGE_FEED_POLL as given
 	publishMemory          string // EDGECMS_PUBLISH_MEMORY as given
+	maxVariants            string // EDGECMS_MAX_VARIANTS as given
 	webhookTimeout         string // EDGECMS_WEBHOOK_TIMEOUT as given
 	purgeMaxTags           string // EDGECMS_PURGE_MAX_TAGS as given
 	maintenanceInterval    string // EDGECMS_MAINTENANCE_INTERVAL as given
@@ -119,6 +123,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_EDGE_CACHE_BYTES", flag: "edge-cache-bytes", def: "268435456", usage: "size of an edge's in-memory object cache", num: &cache},
 		{env: "EDGECMS_RENDER_CACHE_BYTES", flag: "render-cache-bytes", def: "67108864", usage: "size of the origin's in-memory cache of rendered fetch answers (0: off, every answer is rendered)", num: &renderCache},
 		{env: "EDGECMS_PUBLISH_MEMORY", flag: "publish-memory", def: strconv.Itoa(publisher.DefaultSnapshotBytes), usage: "field values of published content a publisher holds in memory at once, to render a locale from (a larger locale is rendered from Postgres)", str: &c.publishMemory},
+		{env: "EDGECMS_MAX_VARIANTS", flag: "max-variants", def: strconv.Itoa(publisher.DefaultMaxVariants), usage: "objects of Fetch API requests outside those the publisher maintains (filters, sorts, other depths) that readers made it store, per instance; past it the least recently read go (0: no cap)", str: &c.maxVariants},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
 		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
@@ -336,6 +341,9 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_PUBLISH_MEMORY: want a number of bytes >= 1048576, got %q", c.publishMemory)
 	}
 	c.PublishMemory = pm
+	if c.MaxVariants, err = strconv.Atoi(c.maxVariants); err != nil || c.MaxVariants < 0 {
+		return c, fmt.Errorf("EDGECMS_MAX_VARIANTS: want a whole number >= 0 (0: no cap), got %q", c.maxVariants)
+	}
 	d, err := time.ParseDuration(c.edgeFeedPoll)
 	if err != nil || d < time.Millisecond || d > time.Minute {
 		return c, fmt.Errorf("EDGECMS_EDGE_FEED_POLL: want a duration between 1ms and 1m, got %q", c.edgeFeedPoll)

@@ -46,6 +46,11 @@ func TestLoadConfig(t *testing.T) {
 		{env: map[string]string{"EDGECMS_PUBLISH_MEMORY": "67108864"}, check: func(c config) bool { return c.PublishMemory == 64<<20 }},
 		{args: []string{"--publish-memory", "1000"}, wantErr: "EDGECMS_PUBLISH_MEMORY"},
 		{env: map[string]string{"EDGECMS_PUBLISH_MEMORY": "lots"}, wantErr: "EDGECMS_PUBLISH_MEMORY"},
+		{args: nil, check: func(c config) bool { return c.MaxVariants == publisher.DefaultMaxVariants }},
+		{env: map[string]string{"EDGECMS_MAX_VARIANTS": "0"}, check: func(c config) bool { return c.MaxVariants == 0 }},
+		{args: []string{"--max-variants", "250"}, check: func(c config) bool { return c.MaxVariants == 250 }},
+		{env: map[string]string{"EDGECMS_MAX_VARIANTS": "-1"}, wantErr: "EDGECMS_MAX_VARIANTS"},
+		{env: map[string]string{"EDGECMS_MAX_VARIANTS": "many"}, wantErr: "EDGECMS_MAX_VARIANTS"},
 		// What reaches the edge.
 		{env: map[string]string{"EDGECMS_EDGE_CACHE_BYTES": "1048576", "EDGECMS_EDGE_FEED_POLL": "20ms"},
 			check: func(c config) bool {

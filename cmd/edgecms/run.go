@@ -251,8 +251,12 @@ func newPublisher(ctx context.Context, cfg config, cs *content.Store, log *slog.
 	if err != nil {
 		return nil, fmt.Errorf("EDGECMS_PURGE_*: %w", err)
 	}
+	maxVariants := cfg.MaxVariants
+	if maxVariants == 0 {
+		maxVariants = -1 // no cap
+	}
 	return publisher.New(publisher.Config{Store: st, DatabaseURL: cfg.DatabaseURL, Purger: purger,
-		SnapshotBytes: cfg.PublishMemory}, cs, log.With("role", "publisher")), nil
+		SnapshotBytes: cfg.PublishMemory, MaxVariants: maxVariants}, cs, log.With("role", "publisher")), nil
 }
 
 // runPublisher runs a publisher alone (any number may run).
