@@ -34,16 +34,27 @@ type link struct {
 }
 
 func newNode(v source.ItemVersion, fields content.Fields) *node {
-	n := &node{v: v, fields: fields, links: make([]link, len(fields)), depth: -1}
+	n := &node{v: v, fields: fields, depth: -1}
 	for i, f := range fields {
 		if f.Type != content.TypeItem && f.Type != content.TypeList {
 			continue
 		}
 		if raw, ok := v.Fields[f.Name]; ok {
+			if n.links == nil { // only items that link anywhere pay for links
+				n.links = make([]link, len(fields))
+			}
 			n.links[i] = parseLink(f.Type, raw)
 		}
 	}
 	return n
+}
+
+// link returns the parsed value of item or list field i.
+func (n *node) link(i int) link {
+	if n.links == nil {
+		return link{}
+	}
+	return n.links[i]
 }
 
 // parseLink reads the stored value of an item field ({"contentID": N}) or a
@@ -178,8 +189,8 @@ func (j *job) graph(roots []int64, r int) error {
 	if err != nil {
 		return err
 	}
-	var full []source.ItemVersion
-	var depths []int
+	full := make([]source.ItemVersion, 0, len(got))
+	depths := make([]int, 0, len(got))
 	for _, g := range got {
 		if g.Head {
 			j.heads[g.Version.ContentID] = g.Version.Model
@@ -192,9 +203,17 @@ func (j *job) graph(roots []int64, r int) error {
 	if err != nil {
 		return err
 	}
+	size := 0
 	for i, n := range ns {
 		n.depth = max(n.depth, r-depths[i])
+		size += itemSize
+		for _, raw := range n.v.Fields {
+			size += len(raw)
+		}
 	}
+	// The output grows once to about what the items take, rather than by
+	// doubling from a guess.
+	j.w.b = slices.Grow(j.w.b, size)
 	// Every item link and selection of an item at depth k <= r was
 	// followed: what did not come back is not visible.
 	for _, n := range ns {
@@ -213,6 +232,10 @@ func (j *job) graph(roots []int64, r int) error {
 	}
 	return nil
 }
+
+// itemSize is about what an item takes in the output besides its values:
+// its properties, and the keys of its fields.
+const itemSize = 320
 
 // loadWholeLists loads the items of the whole lists that expanded links
 // need, and what those items need in turn, round by round until nothing is
@@ -438,7 +461,7 @@ func (j *job) writeFields(n *node, r int, keep func(string) bool) {
 		}
 		switch f.Type {
 		case content.TypeItem:
-			l := n.links[i]
+			l := n.link(i)
 			if !l.set {
 				continue
 			}
@@ -463,7 +486,7 @@ func (j *job) writeFields(n *node, r int, keep func(string) bool) {
 				w.intString(id)
 			}
 		case content.TypeList:
-			l := n.links[i]
+			l := n.link(i)
 			if !l.set {
 				continue
 			}

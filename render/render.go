@@ -172,7 +172,8 @@ func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src
 		nodes: map[int64]*node{}, heads: map[int64]string{}, hidden: map[int64]bool{},
 		lists: map[string][]int64{}, listDepth: map[string]int{}, tags: map[string]struct{}{},
 	}
-	j.w.b = make([]byte, 0, 2048)
+	// Renders of items grow this to what the items loaded take (graph).
+	j.w.b = make([]byte, 0, 512)
 	switch req.Kind {
 	case fetch.Item:
 		err = j.item()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -354,6 +355,37 @@ func BenchmarkRenderItem(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := f.r.Render(ctx, f.site, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRenderUnlinked renders at depth 1 an item that links nowhere,
+// the uncached item read of scripts/bench/read-origin.sh: one lookup by
+// key.
+func BenchmarkRenderUnlinked(b *testing.B) {
+	f := newFixture(b)
+	f.bulk(100)
+	var id int64
+	f.check("bulk item", f.db.QueryRowContext(f.ctx, `SELECT max(content_id) FROM items WHERE instance_id = $1`, f.inst.ID).Scan(&id))
+	req := f.request(fmt.Sprintf("/fetch/en-us/item/%d?contentLinkDepth=1", id))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.r.Render(f.ctx, f.site, req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRenderList renders a page of 10 items that link nowhere, the
+// uncached list read of scripts/bench/read-origin.sh.
+func BenchmarkRenderList(b *testing.B) {
+	f := newFixture(b)
+	f.bulk(100)
+	req := f.request("/fetch/en-us/list/posts?take=10&skip=20")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := f.r.Render(f.ctx, f.site, req); err != nil {
 			b.Fatal(err)
 		}
 	}

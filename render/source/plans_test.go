@@ -25,15 +25,18 @@ func TestPlansAreIndexDriven(t *testing.T) {
 			var cases []plancheck.Case
 			for _, fl := range []struct {
 				name                               string
+				root, roots                        string
 				graph, heads, contents, containers string
 				versions, dynamic                  string
 			}{
-				{"fetch", fetchItemGraphSQL, fetchItemHeadsSQL, fetchContainerContentsSQL, fetchContainerIDsSQL,
-					fetchContainerVersionsSQL, fetchDynamicItemsSQL},
-				{"preview", previewItemGraphSQL, previewItemHeadsSQL, previewContainerContentsSQL, previewContainerIDsSQL,
-					previewContainerVersionsSQL, previewDynamicItemsSQL},
+				{"fetch", fetchItemRootSQL, fetchItemRootsSQL, fetchItemGraphSQL, fetchItemHeadsSQL, fetchContainerContentsSQL,
+					fetchContainerIDsSQL, fetchContainerVersionsSQL, fetchDynamicItemsSQL},
+				{"preview", previewItemRootSQL, previewItemRootsSQL, previewItemGraphSQL, previewItemHeadsSQL, previewContainerContentsSQL,
+					previewContainerIDsSQL, previewContainerVersionsSQL, previewDynamicItemsSQL},
 			} {
 				cases = append(cases,
+					plancheck.Case{Name: fl.name + " item root", SQL: fl.root, Args: []any{inst, en, ids.Mid}},
+					plancheck.Case{Name: fl.name + " 10 item roots", SQL: fl.roots, Args: []any{inst, en, pq.Array(contenttest.IDRange(ids.Mid, 10))}},
 					plancheck.Case{Name: fl.name + " item depth 1", SQL: fl.graph, Args: []any{inst, en, pq.Array([]int64{ids.Mid}), 2}},
 					plancheck.Case{Name: fl.name + " item depth 5", SQL: fl.graph, Args: []any{inst, en, pq.Array([]int64{ids.Mid}), 6}},
 					plancheck.Case{Name: fl.name + " 10 items depth 1", SQL: fl.graph, Args: []any{inst, en, pq.Array(contenttest.IDRange(ids.Mid, 10)), 2}},

@@ -11,10 +11,12 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -278,6 +280,35 @@ const (
 		ORDER BY b.n, ic.item_order, ic.content_id`
 )
 
+// The roots of an item graph are read first, by key and in full, with
+// their links (itemLinks): a statement as simple as a lookup by key,
+// without the walk's recursion, hash tables and sorts, whose setup costs
+// Postgres more than the lookup itself. The walk (itemGraphSQL) runs only
+// from the links found, so an item without links costs that one lookup.
+// itemRootSQL reads one root ($3), itemRootsSQL the roots among the ids
+// $3, each with the columns of itemsByIDSQL. As in the walk, each copy is
+// read by a subquery with LIMIT 1 on the primary key and its instance
+// checked outside it, on the row found; the model and container are then
+// joined by key to at most one copy per id.
+const (
+	itemRootSQL = `SELECT ` + itemVersionCols + `%[2]s, %[3]s
+	FROM (SELECT * FROM item_copies ic WHERE ic.content_id = $3 AND ic.locale = $2%[1]s LIMIT 1) AS ic
+	JOIN models m ON m.id = ic.model_id LEFT JOIN containers c ON c.id = ic.container_id
+	WHERE ic.instance_id = $1`
+	itemRootsSQL = `SELECT ` + itemVersionCols + `%[2]s, %[3]s
+	FROM unnest((SELECT $3::bigint[])) AS t(id)
+	CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.content_id = t.id AND ic.locale = $2%[1]s LIMIT 1) AS ic
+	JOIN models m ON m.id = ic.model_id LEFT JOIN containers c ON c.id = ic.container_id
+	WHERE ic.instance_id = $1`
+)
+
+var (
+	fetchItemRootSQL    = fmt.Sprintf(itemRootSQL, itemFetchSeen, itemFetchCols, fmt.Sprintf(itemLinks, "ic.published_fields"))
+	previewItemRootSQL  = fmt.Sprintf(itemRootSQL, itemPreviewSeen, itemPreviewCols, fmt.Sprintf(itemLinks, "ic.fields"))
+	fetchItemRootsSQL   = fmt.Sprintf(itemRootsSQL, itemFetchSeen, itemFetchCols, fmt.Sprintf(itemLinks, "ic.published_fields"))
+	previewItemRootsSQL = fmt.Sprintf(itemRootsSQL, itemPreviewSeen, itemPreviewCols, fmt.Sprintf(itemLinks, "ic.fields"))
+)
+
 // itemsByIDSQL reads the visible copies among the ids $3, in full, with
 // their links.
 const itemsByIDSQL = `SELECT ` + itemVersionCols + `%[2]s, %[3]s
@@ -346,13 +377,45 @@ type Reader struct {
 	mu        sync.Mutex
 	stmts     map[string]*sql.Stmt
 	publicURL media.PublicURL
+
+	// models holds one copy of each distinct model field definitions read
+	// (ItemVersion.ModelFields), so that rows of one model share it
+	// instead of each allocating its own.
+	modelMu sync.RWMutex
+	models  map[string]json.RawMessage
+}
+
+// maxModels bounds Reader.models.
+const maxModels = 4096
+
+// modelFields returns the shared copy of the model field definitions raw
+// (nil for NULL), which the caller may keep: raw may be a row's buffer.
+func (r *Reader) modelFields(raw []byte) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	r.modelMu.RLock()
+	m, ok := r.models[string(raw)]
+	r.modelMu.RUnlock()
+	if ok {
+		return m
+	}
+	m = bytes.Clone(raw)
+	r.modelMu.Lock()
+	if len(r.models) >= maxModels {
+		clear(r.models)
+	}
+	r.models[string(m)] = m
+	r.modelMu.Unlock()
+	return m
 }
 
 // NewReader returns a new Reader on the database of cs, which renders
 // asset URLs below cs.PublicURL. Keep it for the life of the process
 // (package render keeps one per Renderer).
 func NewReader(cs *content.Store) *Reader {
-	return &Reader{db: cs.DB().DB, stamper: syncstamp.New(cs.DB()), stmts: map[string]*sql.Stmt{}, publicURL: cs.PublicURL}
+	return &Reader{db: cs.DB().DB, stamper: syncstamp.New(cs.DB()), stmts: map[string]*sql.Stmt{}, publicURL: cs.PublicURL,
+		models: map[string]json.RawMessage{}}
 }
 
 // AssetURL is the URL of the asset bytes at key, below the content store's
@@ -399,15 +462,118 @@ func (r *Reader) query(ctx context.Context, q string, args ...any) (*sql.Rows, e
 // and of the items their item links and selections reach within levels
 // links (levels >= 0). Each item comes once, at its smallest depth; items at
 // depth levels+1 (linked from the last level) come as heads. Roots and
-// linked items that are not visible are left out. It is one query, whatever
-// the depth; links to whole containers are not followed (see
-// ContainerIDs).
+// linked items that are not visible are left out. Links to whole
+// containers are not followed (see ContainerIDs).
+//
+// The roots are read by key first, with their links; only when they link
+// to something is the rest read, in one more query whatever the depth:
+// the walk from the links found (or, at levels 0, their heads).
 func (r *Reader) ItemGraph(ctx context.Context, inst content.Instance, locale string, fl Flavour, roots []int64, levels int) ([]ItemNode, error) {
-	q, err := fl.pick(fetchItemGraphSQL, previewItemGraphSQL)
-	if err != nil || len(roots) == 0 {
+	if len(roots) == 0 {
+		_, err := fl.pick("", "")
 		return nil, err
 	}
-	rows, err := r.query(ctx, q, inst.ID, locale, pq.Array(roots), levels+1)
+	out, next, err := r.itemRoots(ctx, inst, locale, fl, roots)
+	if err != nil || len(next) == 0 {
+		return out, err
+	}
+	var more []ItemNode
+	if levels == 0 {
+		hs, err := r.ItemHeads(ctx, inst, locale, fl, next)
+		if err != nil {
+			return nil, fmt.Errorf("load item graph: %w", err)
+		}
+		more = make([]ItemNode, len(hs))
+		for i, h := range hs {
+			more[i] = ItemNode{Depth: 1, Head: true, Version: ItemVersion{ContentID: h.ContentID, Model: h.Model}}
+		}
+	} else if more, err = r.itemWalk(ctx, inst, locale, fl, next, levels); err != nil {
+		return nil, err
+	}
+	rooted := make(map[int64]bool, len(out))
+	for _, n := range out {
+		rooted[n.Version.ContentID] = true
+	}
+	for _, n := range more {
+		if !rooted[n.Version.ContentID] { // a root is at depth 0, wherever else it is linked
+			out = append(out, n)
+		}
+	}
+	slices.SortFunc(out, func(a, b ItemNode) int {
+		if a.Depth != b.Depth {
+			return a.Depth - b.Depth
+		}
+		return cmp.Compare(a.Version.ContentID, b.Version.ContentID)
+	})
+	return out, nil
+}
+
+// itemRoots reads the visible copies of roots in full (at depth 0, ordered
+// by contentID) and returns them with the contentIDs they link to that are
+// not among roots, sorted and once each.
+func (r *Reader) itemRoots(ctx context.Context, inst content.Instance, locale string, fl Flavour, roots []int64) ([]ItemNode, []int64, error) {
+	var rows *sql.Rows
+	var err error
+	if len(roots) == 1 {
+		q, perr := fl.pick(fetchItemRootSQL, previewItemRootSQL)
+		if perr != nil {
+			return nil, nil, perr
+		}
+		rows, err = r.query(ctx, q, inst.ID, locale, roots[0])
+	} else {
+		q, perr := fl.pick(fetchItemRootsSQL, previewItemRootsSQL)
+		if perr != nil {
+			return nil, nil, perr
+		}
+		rows, err = r.query(ctx, q, inst.ID, locale, pq.Array(roots))
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("load item graph: %w", err)
+	}
+	defer rows.Close()
+	out := make([]ItemNode, 0, len(roots))
+	var next []int64
+	for rows.Next() {
+		var n ItemNode
+		var modelFields sql.RawBytes
+		var fields []byte
+		var links pq.Int64Array
+		v := &n.Version
+		if err := rows.Scan(&v.ContentID, &v.ModelID, &v.Model, &modelFields, &v.ReferenceName, &v.ItemOrder,
+			&v.State, &v.VersionID, &v.Modified, &fields, &links); err != nil {
+			return nil, nil, fmt.Errorf("load item graph: %w", err)
+		}
+		v.ModelFields = r.modelFields(modelFields)
+		if v.Fields, err = SplitObject(fields); err != nil {
+			return nil, nil, fmt.Errorf("load item graph: item %d: %w", v.ContentID, err)
+		}
+		out = append(out, n)
+		for _, id := range links {
+			if !slices.Contains(roots, id) {
+				next = append(next, id)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("load item graph: %w", err)
+	}
+	if len(out) > 1 {
+		slices.SortFunc(out, func(a, b ItemNode) int { return cmp.Compare(a.Version.ContentID, b.Version.ContentID) })
+	}
+	slices.Sort(next)
+	return out, slices.Compact(next), nil
+}
+
+// itemWalk loads what the links of an item graph's roots lead to, levels
+// >= 1 links deep: the items the links name at depth 1, and what their
+// own links reach, by one recursive query (itemGraphSQL) walking levels-1
+// more levels from them.
+func (r *Reader) itemWalk(ctx context.Context, inst content.Instance, locale string, fl Flavour, ids []int64, levels int) ([]ItemNode, error) {
+	q, err := fl.pick(fetchItemGraphSQL, previewItemGraphSQL)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := r.query(ctx, q, inst.ID, locale, pq.Array(ids), levels)
 	if err != nil {
 		return nil, fmt.Errorf("load item graph: %w", err)
 	}
@@ -415,20 +581,19 @@ func (r *Reader) ItemGraph(ctx context.Context, inst content.Instance, locale st
 	var out []ItemNode
 	for rows.Next() {
 		var n ItemNode
-		var modelFields, fields []byte
+		var modelFields sql.RawBytes
+		var fields []byte
 		v := &n.Version
 		if err := rows.Scan(&n.Depth, &v.ContentID, &v.ModelID, &v.Model, &modelFields, &v.ReferenceName, &v.ItemOrder,
 			&v.State, &v.VersionID, &v.Modified, &fields); err != nil {
 			return nil, fmt.Errorf("load item graph: %w", err)
 		}
+		n.Depth++ // the walk's roots are one link from the graph's
 		n.Head = n.Depth > levels
 		if !n.Head {
-			v.ModelFields = modelFields
+			v.ModelFields = r.modelFields(modelFields)
 			if v.Fields, err = SplitObject(fields); err != nil {
 				return nil, fmt.Errorf("load item graph: item %d: %w", v.ContentID, err)
-			}
-			if v.Fields == nil {
-				v.Fields = content.Values{}
 			}
 		}
 		out = append(out, n)
@@ -464,13 +629,15 @@ func (r *Reader) ItemsByID(ctx context.Context, inst content.Instance, locale st
 	var out []LinkedItem
 	for rows.Next() {
 		var it LinkedItem
+		var modelFields sql.RawBytes
 		var fields []byte
 		var links pq.Int64Array
 		v := &it.Version
-		if err := rows.Scan(&v.ContentID, &v.ModelID, &v.Model, &v.ModelFields, &v.ReferenceName, &v.ItemOrder,
+		if err := rows.Scan(&v.ContentID, &v.ModelID, &v.Model, &modelFields, &v.ReferenceName, &v.ItemOrder,
 			&v.State, &v.VersionID, &v.Modified, &fields, &links); err != nil {
 			return nil, fmt.Errorf("load items: %w", err)
 		}
+		v.ModelFields = r.modelFields(modelFields)
 		if v.Fields, err = SplitObject(fields); err != nil {
 			return nil, fmt.Errorf("load items: item %d: %w", v.ContentID, err)
 		}
@@ -511,11 +678,13 @@ func (r *Reader) scanItemVersions(ctx context.Context, q string, args ...any) ([
 	var out []ItemVersion
 	for rows.Next() {
 		var v ItemVersion
+		var modelFields sql.RawBytes
 		var fields []byte
-		if err := rows.Scan(&v.ContentID, &v.ModelID, &v.Model, &v.ModelFields, &v.ReferenceName, &v.ItemOrder,
+		if err := rows.Scan(&v.ContentID, &v.ModelID, &v.Model, &modelFields, &v.ReferenceName, &v.ItemOrder,
 			&v.State, &v.VersionID, &v.Modified, &fields); err != nil {
 			return nil, err
 		}
+		v.ModelFields = r.modelFields(modelFields)
 		if v.Fields, err = SplitObject(fields); err != nil {
 			return nil, fmt.Errorf("item %d: %w", v.ContentID, err)
 		}
@@ -601,10 +770,12 @@ func (r *Reader) ContainerContents(ctx context.Context, inst content.Instance, l
 		return ContainerContents{}, problem.NotFoundf("container %q not found", referenceName)
 	}
 	var c ContainerContents
+	var modelFields sql.RawBytes
 	var ids pq.Int64Array
-	if err := rows.Scan(&c.ReferenceName, &c.Model, &c.ModelFields, &c.Total, &ids); err != nil {
+	if err := rows.Scan(&c.ReferenceName, &c.Model, &modelFields, &c.Total, &ids); err != nil {
 		return ContainerContents{}, fmt.Errorf("load container %q: %w", referenceName, err)
 	}
+	c.ModelFields = r.modelFields(modelFields)
 	c.ContentIDs = ids
 	return c, nil
 }
