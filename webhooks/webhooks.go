@@ -60,6 +60,20 @@ const (
 	ResponseTextBytes = 8 << 10
 	// DefaultTimeout is the default per-attempt timeout.
 	DefaultTimeout = 15 * time.Second
+	// DefaultEndpointConcurrency is how many deliveries to one webhook are
+	// attempted at once at most, by all dispatchers together.
+	DefaultEndpointConcurrency = 2
+	// DefaultInstanceConcurrency is how many deliveries of one instance are
+	// attempted at once at most, by all dispatchers together.
+	DefaultInstanceConcurrency = 16
+	// DefaultBreakerTimeouts is how many attempts in a row to one webhook
+	// get no answer in time before its breaker opens.
+	DefaultBreakerTimeouts = 5
+	// BreakerPause is how long an opened breaker holds its webhook's
+	// deliveries the first time; it doubles each time the breaker opens
+	// again without an answer in between, up to BreakerMaxPause.
+	BreakerPause    = 30 * time.Second
+	BreakerMaxPause = 30 * time.Minute
 )
 
 // Options configures a Store.
@@ -72,6 +86,15 @@ type Options struct {
 	// Timeout bounds one attempt, from connecting to reading the response
 	// (default DefaultTimeout).
 	Timeout time.Duration
+	// ConnectTimeout bounds connecting to an endpoint, the TCP connect and
+	// then the TLS handshake, within Timeout (default
+	// egress.DefaultConnectTimeout).
+	ConnectTimeout time.Duration
+	// BreakerTimeouts is how many attempts in a row to one webhook may
+	// time out (connecting or waiting for the answer) before its breaker
+	// opens: its deliveries then wait, BreakerPause at first, rather than
+	// hold workers (default DefaultBreakerTimeouts).
+	BreakerTimeouts int
 	// Conns is how many idle connections to one endpoint are kept for reuse
 	// (default 64).
 	Conns int
@@ -85,6 +108,9 @@ type Store struct {
 	policy  *egress.Policy
 	client  *http.Client
 	timeout time.Duration
+	connect time.Duration
+	// breakAfter is how many timeouts in a row open a webhook's breaker.
+	breakAfter int
 
 	// Now is the clock; tests replace it. Every time the store writes or
 	// compares (queue, lease, retry, merge window, rotation overlap,
@@ -104,7 +130,13 @@ func NewStore(db *sqlx.DB, opt Options) (*Store, error) {
 	if opt.Conns <= 0 {
 		opt.Conns = 64
 	}
-	tr := opt.Policy.Transport()
+	if opt.ConnectTimeout <= 0 {
+		opt.ConnectTimeout = egress.DefaultConnectTimeout
+	}
+	if opt.BreakerTimeouts <= 0 {
+		opt.BreakerTimeouts = DefaultBreakerTimeouts
+	}
+	tr := opt.Policy.TransportWith(opt.ConnectTimeout)
 	tr.MaxIdleConns = opt.Conns * 4
 	tr.MaxIdleConnsPerHost = opt.Conns
 	tr.ResponseHeaderTimeout = opt.Timeout
@@ -114,6 +146,7 @@ func NewStore(db *sqlx.DB, opt Options) (*Store, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return &Store{db: db, seal: seal, policy: opt.Policy, client: client, timeout: opt.Timeout,
+		connect: opt.ConnectTimeout, breakAfter: opt.BreakerTimeouts,
 		Now: func() time.Time { return time.Now().UTC() }}, nil
 }
 
