@@ -25,8 +25,9 @@ type limits struct {
 //   - pending walks the webhooks that have deliveries waiting (a skip scan of
 //     webhook_deliveries_pending: one index probe per such webhook, however
 //     long their queues are);
-//   - busy counts the deliveries in flight (leased until $1 or later) by
-//     webhook, but for those in $7, whose attempts have ended and wait to
+//   - busy counts the deliveries in flight (leased until $1 or later: only
+//     waiting deliveries are ever leased) by webhook, from the small index
+//     webhook_deliveries_leased, but for those in $7, whose attempts have ended and wait to
 //     be recorded; hooks adds them up by instance, and gives each webhook its
 //     room: $5 minus its deliveries in flight, none while its breaker is
 //     open, one at a time (a probe) while it is half-open;
@@ -52,7 +53,7 @@ const claimSQL = `WITH RECURSIVE pending(webhook_id) AS (
 		FROM pending p WHERE p.webhook_id IS NOT NULL
 	), busy AS (
 		SELECT webhook_id, count(*) AS n FROM webhook_deliveries
-		WHERE lease_until >= $1 AND status IN ('queued', 'retrying') AND id <> ALL(coalesce($7::text[], '{}'))
+		WHERE lease_until >= $1 AND id <> ALL(coalesce($7::text[], '{}'))
 		GROUP BY webhook_id
 	), hooks AS (
 		SELECT w.id, w.instance_id,
@@ -96,16 +97,35 @@ const claimLock = pg.LockWebhookClaim
 // (see claimSQL). finished are deliveries of owner whose attempts have
 // ended but are not recorded yet: they are leased, but no longer in flight.
 func (s *Store) claim(ctx context.Context, owner string, n int, now time.Time, lease time.Duration, lim limits, finished []string) ([]job, error) {
+	stmt, err := s.claimStmt(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("claim deliveries: %w", err)
+	}
 	var js []job
-	err := s.transact(ctx, func(tx *sqlx.Tx) error {
+	err = s.transact(ctx, func(tx *sqlx.Tx) error {
 		js = nil
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1)`, claimLock); err != nil {
 			return err
 		}
-		return tx.SelectContext(ctx, &js, claimSQL, now, n, owner, now.Add(lease), lim.endpoint, lim.instance, pq.Array(finished))
+		return tx.StmtxContext(ctx, stmt).SelectContext(ctx, &js, now, n, owner, now.Add(lease), lim.endpoint, lim.instance, pq.Array(finished))
 	})
 	if err != nil {
 		return nil, fmt.Errorf("claim deliveries: %w", err)
 	}
 	return js, nil
+}
+
+// claimStmt returns claimSQL prepared, so that Postgres plans it once per
+// connection rather than at every claim (a claim follows every attempt).
+func (s *Store) claimStmt(ctx context.Context) (*sqlx.Stmt, error) {
+	s.claimMu.Lock()
+	defer s.claimMu.Unlock()
+	if s.claimPrepared == nil {
+		st, err := s.db.PreparexContext(ctx, claimSQL)
+		if err != nil {
+			return nil, err
+		}
+		s.claimPrepared = st
+	}
+	return s.claimPrepared, nil
 }

@@ -142,6 +142,10 @@ func NewDispatcher(s *Store, cfg DispatcherConfig, log *slog.Logger) *Dispatcher
 	return d
 }
 
+// EndpointConcurrency is how many deliveries to one webhook d lets be in
+// flight at once.
+func (d *Dispatcher) EndpointConcurrency() int { return d.cfg.EndpointConcurrency }
+
 // The channels the dispatcher LISTENs on.
 const (
 	notifyEvents        = "edgecms_events"

@@ -24,6 +24,7 @@ import (
 	"encoding/base32"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -111,6 +112,9 @@ type Store struct {
 	connect time.Duration
 	// breakAfter is how many timeouts in a row open a webhook's breaker.
 	breakAfter int
+
+	claimMu       sync.Mutex
+	claimPrepared *sqlx.Stmt // claimSQL, prepared on first use
 
 	// Now is the clock; tests replace it. Every time the store writes or
 	// compares (queue, lease, retry, merge window, rotation overlap,
