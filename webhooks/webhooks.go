@@ -13,7 +13,11 @@
 //
 // Any number of dispatchers may run against one database: deliveries are
 // claimed with a lease, and a delivery whose dispatcher dies is attempted
-// again, under the same webhook-id, when the lease ends. See README.md for
+// again, under the same webhook-id, when the lease ends. Claims are fair:
+// a few deliveries in flight per webhook and per instance at most, counted
+// in Postgres for all dispatchers, and a webhook whose attempts keep timing
+// out is paused by a breaker, so that one tenant's hanging receivers never
+// hold the workers the others need. See README.md for
 // the delivery state machine. Signing and verification are in the signature
 // package; the guard against server-side request forgery is in egress.
 package webhooks
