@@ -73,7 +73,7 @@ func (s *Store) attempt(ctx context.Context, j job) outcome {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		o.err, o.timeout = describe(err, s.timeout, s.connect)
+		o.err, o.timeout = describe(err, s.timeout, s.connect, errors.Is(ctx.Err(), context.DeadlineExceeded))
 		return o
 	}
 	defer resp.Body.Close()
@@ -102,9 +102,9 @@ func (s *Store) attempt(ctx context.Context, j job) outcome {
 
 // describe turns the error of a request that got no response into a short,
 // clear lastError, and tells whether it was a timeout (which the breaker
-// counts): connecting took longer than connect, or the whole attempt longer
-// than timeout.
-func describe(err error, timeout, connect time.Duration) (string, bool) {
+// counts): connecting took longer than connect, or the whole attempt
+// (expired, when its deadline has passed) longer than timeout.
+func describe(err error, timeout, connect time.Duration, expired bool) (string, bool) {
 	var refused *egress.RefusedError
 	if errors.As(err, &refused) {
 		return clip(refused.Error(), 300), false
@@ -112,7 +112,10 @@ func describe(err error, timeout, connect time.Duration) (string, bool) {
 	var op *net.OpError
 	var ne net.Error
 	switch {
-	case errors.As(err, &op) && op.Op == "dial" && op.Timeout() && !errors.Is(err, context.DeadlineExceeded):
+	case expired:
+		return fmt.Sprintf("timeout: no complete answer within %s", timeout), true
+	// The dial's own timeout may or may not read as DeadlineExceeded.
+	case errors.As(err, &op) && op.Op == "dial" && op.Timeout():
 		return fmt.Sprintf("timeout: could not connect within %s", connect), true
 	case strings.Contains(err.Error(), "TLS handshake timeout"):
 		return fmt.Sprintf("timeout: no TLS handshake within %s", connect), true
