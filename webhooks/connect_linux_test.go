@@ -32,7 +32,7 @@ func unansweredConnects(t *testing.T) string {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(sa.(*syscall.SockaddrInet4).Port))
 	// Fill the accept queue until a connect no longer completes.
 	for i := 0; ; i++ {
-		c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+		c, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			if ne, ok := err.(net.Error); ok && ne.Timeout() {
 				return addr
