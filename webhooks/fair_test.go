@@ -150,7 +150,8 @@ func count(js []job) (byInstance map[int64]int, byHook map[string]int) {
 // TestClaimLimits checks the fair claim: at most EndpointConcurrency
 // deliveries of a webhook and InstanceConcurrency of an instance in flight,
 // round robin across instances (a newer delivery of another instance goes
-// before the second of a busy one) and across an instance's webhooks.
+// before the second of a busy one) and across an instance's webhooks,
+// whichever dispatcher has them in flight.
 // Today's main claims the oldest due first, whoever they are for.
 func TestClaimLimits(t *testing.T) {
 	t.Parallel()
@@ -197,6 +198,10 @@ func TestClaimLimits(t *testing.T) {
 	}
 	if n := len(claim(100, e.d.limits)); n != 0 {
 		t.Fatalf("claimed %d more with every cap reached, want 0", n)
+	}
+	// The caps count every dispatcher's deliveries in flight.
+	if js, err := e.store.claim(e.ctx, "d_another", 100, e.store.now(), time.Minute, e.d.limits, nil); err != nil || len(js) != 0 {
+		t.Fatalf("another dispatcher claimed %d (%v) with every cap reached, want 0", len(js), err)
 	}
 	// With a larger instance cap, the endpoint cap binds: 2 per webhook.
 	js = claim(100, limits{endpoint: 2, instance: 100})
