@@ -403,9 +403,6 @@ func (d *Dispatcher) flushLoop(ctx context.Context, results <-chan result) {
 			d.log.Warn("webhook endpoint paused: its attempts keep timing out", "webhook", b.WebhookID,
 				"timeouts", b.Timeouts, "until", b.OpenUntil.UTC().Format(time.RFC3339))
 		}
-		// The recorded deliveries are no longer in flight: their webhooks
-		// and instances may have room for more.
-		d.signal()
 	}
 }
 

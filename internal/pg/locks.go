@@ -36,9 +36,6 @@ const (
 	// hashtext(consumer)): one webhook dispatcher at a time reads the
 	// event log for a consumer.
 	LockWebhookIntake = 7301973
-	// LockWebhookClaim serialises the claims of every webhook dispatcher,
-	// so that each counts the deliveries the others have in flight.
-	LockWebhookClaim = 7302019
 	// LockTestUse is the space of (LockTestUse, hashtext(template)): held
 	// shared by every test binary that clones a template database
 	// (internal/pgtest), and exclusively by the one that drops it.
