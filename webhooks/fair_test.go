@@ -300,7 +300,7 @@ func TestHangingNeighbour(t *testing.T) {
 // Every delivery still succeeds exactly once, under its own webhook-id.
 func TestBreaker(t *testing.T) {
 	t.Parallel()
-	e := newEnvOpts(t, DispatcherConfig{}, Options{Policy: loopback(), Timeout: time.Second, BreakerTimeouts: 3})
+	e := newEnvOpts(t, DispatcherConfig{EndpointConcurrency: 2}, Options{Policy: loopback(), Timeout: time.Second, BreakerTimeouts: 3})
 	hang := newHangingServer(t)
 	w := e.webhook(hang.srv.URL+"/hook", Input{ContentSaveEvents: ptr(true), RetriesEnabled: ptr(true),
 		RetryCount: ptr(8), RetrySpeed: ptr(string(SpeedStandard))})

@@ -67,7 +67,7 @@ const (
 	DefaultTimeout = 15 * time.Second
 	// DefaultEndpointConcurrency is how many deliveries to one webhook are
 	// attempted at once at most, by all dispatchers together.
-	DefaultEndpointConcurrency = 2
+	DefaultEndpointConcurrency = 4
 	// DefaultInstanceConcurrency is how many deliveries of one instance are
 	// attempted at once at most, by all dispatchers together.
 	DefaultInstanceConcurrency = 16

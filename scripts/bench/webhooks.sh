@@ -14,7 +14,7 @@
 # The dispatcher (64 workers, LISTEN on, as in edgecms serve) and the
 # receiver run in one process: scripts/bench/whbench. Both runs deliver to
 # one webhook, so BENCH_ENDPOINT_CONCURRENCY (default 0: the dispatcher's
-# default, 2 in flight) bounds them; the instance cap is lifted to the
+# default, 4 in flight) bounds them; the instance cap is lifted to the
 # workers. Another instance's latency while 100 endpoints hang is
 # BenchmarkHangingNeighbour (go test ./webhooks -run X -bench HangingNeighbour
 # -benchtime 1x).
