@@ -75,6 +75,13 @@ var (
 		Namespace: Namespace, Name: "webhook_failures_total",
 		Help: "Failed webhook delivery attempts by status class of the answer (1xx, 3xx, 4xx, 5xx, or error when none came).",
 	}, []string{"class"})
+	// WebhookBreaker counts the transitions of webhook endpoints' breakers:
+	// opened (attempts kept timing out: deliveries wait) and closed (an
+	// attempt got an answer again).
+	WebhookBreaker = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: Namespace, Name: "webhook_breaker_transitions_total",
+		Help: "Webhook endpoint breakers opened (attempts kept timing out; deliveries wait) and closed (the endpoint answered again).",
+	}, []string{"to"})
 
 	// StoreErrors counts object store requests that failed (a missing
 	// object is not a failure), by operation.
@@ -87,7 +94,7 @@ var (
 // shared are the process-wide series every registry exposes.
 var shared = []prometheus.Collector{
 	HTTPRequests, HTTPDuration, EdgeCacheHits, EdgeCacheMisses,
-	PublisherObjectsWritten, PublisherErrors, WebhookDeliveries, WebhookFailures, StoreErrors,
+	PublisherObjectsWritten, PublisherErrors, WebhookDeliveries, WebhookFailures, WebhookBreaker, StoreErrors,
 }
 
 func init() {
@@ -98,6 +105,9 @@ func init() {
 	}
 	for _, c := range []string{"1xx", "3xx", "4xx", "5xx", "error"} {
 		WebhookFailures.WithLabelValues(c)
+	}
+	for _, to := range []string{"opened", "closed"} {
+		WebhookBreaker.WithLabelValues(to)
 	}
 	for _, op := range []string{"get", "stat", "put", "open", "read", "delete", "list"} {
 		StoreErrors.WithLabelValues(op)

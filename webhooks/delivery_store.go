@@ -314,8 +314,9 @@ func (s *Store) Test(ctx context.Context, inst content.Instance, id string) (Del
 	}
 	j := job{DeliveryID: d.ID, Payload: d.Payload, webhookRow: w}
 	j.RetriesEnabled = false // a test is attempted once
+	j.Breaker = true         // an answer closes the webhook's breaker, if it has one
 	res := s.complete(j, s.attempt(ctx, j), nil)
-	if err := s.record(context.WithoutCancel(ctx), owner, []result{res}); err != nil {
+	if _, err := s.record(context.WithoutCancel(ctx), owner, []result{res}); err != nil {
 		return Delivery{}, fmt.Errorf("test webhook %s: %w", id, err)
 	}
 	return s.Delivery(ctx, inst, id, d.ID)

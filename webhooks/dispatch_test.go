@@ -255,7 +255,7 @@ func TestMergeWindow(t *testing.T) {
 	rc.setRespond(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) })
 	e.saveItem("en-us", id, "v4")
 	e.intakeOnly()
-	js, err := e.store.claim(e.ctx, e.d.owner, 10, e.store.now(), time.Minute)
+	js, err := e.store.claim(e.ctx, e.d.owner, 10, e.store.now(), time.Minute, e.d.limits, nil)
 	if err != nil || len(js) != 1 {
 		t.Fatalf("claim = %d jobs, %v; want 1", len(js), err)
 	}

@@ -23,6 +23,15 @@ import (
 type DispatcherConfig struct {
 	// Workers is how many attempts run at once (default 64).
 	Workers int
+	// EndpointConcurrency is how many deliveries to one webhook are
+	// attempted at once at most, by every dispatcher of the database
+	// together (default DefaultEndpointConcurrency).
+	EndpointConcurrency int
+	// InstanceConcurrency is how many deliveries of one instance are
+	// attempted at once at most, by every dispatcher together (default
+	// DefaultInstanceConcurrency). Keep it below Workers, so that an
+	// instance whose endpoints hang leaves workers to the others.
+	InstanceConcurrency int
 	// Batch is how many events one intake reads, and the most deliveries
 	// one claim takes (default 256).
 	Batch int
@@ -66,14 +75,22 @@ type DispatcherConfig struct {
 // Dispatcher turns events into deliveries and attempts them. Any number of
 // dispatchers may run against one database.
 type Dispatcher struct {
-	store *Store
-	cfg   DispatcherConfig
-	log   *slog.Logger
-	owner string // this dispatcher's lease owner name
+	store  *Store
+	cfg    DispatcherConfig
+	log    *slog.Logger
+	owner  string // this dispatcher's lease owner name
+	limits limits
 
 	inflight atomic.Int64
-	wake     chan struct{} // deliveries may be due
-	events   chan struct{} // events may have been written or confirmed
+	// finished holds the deliveries whose attempts have ended but are not
+	// recorded yet: still leased, but no longer at their endpoints, so the
+	// claim does not count them against the caps.
+	finished struct {
+		sync.Mutex
+		ids map[string]struct{}
+	}
+	wake   chan struct{} // deliveries may be due
+	events chan struct{} // events may have been written or confirmed
 	// quiet keeps each loop's failures to a log line per logEvery.
 	quiet struct{ claim, intake, promote *logging.Every }
 
@@ -89,6 +106,12 @@ func NewDispatcher(s *Store, cfg DispatcherConfig, log *slog.Logger) *Dispatcher
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 256
+	}
+	if cfg.EndpointConcurrency <= 0 {
+		cfg.EndpointConcurrency = DefaultEndpointConcurrency
+	}
+	if cfg.InstanceConcurrency <= 0 {
+		cfg.InstanceConcurrency = DefaultInstanceConcurrency
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 50 * time.Millisecond
@@ -112,10 +135,16 @@ func NewDispatcher(s *Store, cfg DispatcherConfig, log *slog.Logger) *Dispatcher
 		cfg.Rand = rand.Float64
 	}
 	d := &Dispatcher{store: s, cfg: cfg, log: log, owner: newID("d_"),
-		wake: make(chan struct{}, 1), events: make(chan struct{}, 1)}
+		limits: limits{endpoint: cfg.EndpointConcurrency, instance: cfg.InstanceConcurrency},
+		wake:   make(chan struct{}, 1), events: make(chan struct{}, 1)}
+	d.finished.ids = map[string]struct{}{}
 	d.quiet.claim, d.quiet.intake, d.quiet.promote = logging.NewEvery(logEvery), logging.NewEvery(logEvery), logging.NewEvery(logEvery)
 	return d
 }
+
+// EndpointConcurrency is how many deliveries to one webhook d lets be in
+// flight at once.
+func (d *Dispatcher) EndpointConcurrency() int { return d.cfg.EndpointConcurrency }
 
 // The channels the dispatcher LISTENs on.
 const (
@@ -184,6 +213,7 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 				r := d.handle(attemptCtx, j)
 				// The slot is free for another attempt; the result keeps
 				// its delivery leased until it is recorded.
+				d.finish(j.DeliveryID, true)
 				d.inflight.Add(-1)
 				d.signal()
 				results <- r
@@ -271,7 +301,7 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- job) {
 		free := int64(d.cfg.Workers) - d.inflight.Load()
 		full := false
 		if free > 0 {
-			js, err := d.store.claim(ctx, d.owner, int(min(free, int64(d.cfg.Batch))), d.store.now(), d.cfg.Lease)
+			js, err := d.store.claim(ctx, d.owner, int(min(free, int64(d.cfg.Batch))), d.store.now(), d.cfg.Lease, d.limits, d.finishedIDs())
 			if err != nil && ctx.Err() == nil {
 				d.logFailure(d.quiet.claim, "claim deliveries", "err", err)
 			}
@@ -303,6 +333,29 @@ func (d *Dispatcher) claimLoop(ctx context.Context, jobs chan<- job) {
 		case <-timer.C:
 		}
 	}
+}
+
+// finish adds a delivery to the finished ones, or removes it once its
+// result is recorded.
+func (d *Dispatcher) finish(id string, ended bool) {
+	d.finished.Lock()
+	defer d.finished.Unlock()
+	if ended {
+		d.finished.ids[id] = struct{}{}
+	} else {
+		delete(d.finished.ids, id)
+	}
+}
+
+// finishedIDs returns the finished deliveries.
+func (d *Dispatcher) finishedIDs() []string {
+	d.finished.Lock()
+	defer d.finished.Unlock()
+	ids := make([]string, 0, len(d.finished.ids))
+	for id := range d.finished.ids {
+		ids = append(ids, id)
+	}
+	return ids
 }
 
 // giveBack releases claimed jobs that no worker took.
@@ -338,9 +391,17 @@ func (d *Dispatcher) flushLoop(ctx context.Context, results <-chan result) {
 				break more
 			}
 		}
-		if err := d.store.record(ctx, d.owner, batch); err != nil {
+		opened, err := d.store.record(ctx, d.owner, batch)
+		for _, r := range batch {
+			d.finish(r.ID, false)
+		}
+		if err != nil {
 			// The leases end and the deliveries are attempted again.
 			d.log.Error("record delivery attempts", "count", len(batch), "err", err)
+		}
+		for _, b := range opened {
+			d.log.Warn("webhook endpoint paused: its attempts keep timing out", "webhook", b.WebhookID,
+				"timeouts", b.Timeouts, "until", b.OpenUntil.UTC().Format(time.RFC3339))
 		}
 	}
 }

@@ -53,7 +53,7 @@ func (c *clock) Set(t time.Time) {
 // model Article and its container Articles, the page model Standard, a
 // webhooks store allowed to reach loopback, a dispatcher and a fake clock.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	ctx     context.Context
 	db      *sqlx.DB
 	dsn     string
@@ -71,13 +71,19 @@ func loopback() *egress.Policy {
 
 func newEnv(t *testing.T) *env { return newEnvWith(t, DispatcherConfig{}, loopback()) }
 
-func newEnvWith(t *testing.T, cfg DispatcherConfig, policy *egress.Policy) *env {
+func newEnvWith(t testing.TB, cfg DispatcherConfig, policy *egress.Policy) *env {
+	return newEnvOpts(t, cfg, Options{Policy: policy, Timeout: 5 * time.Second})
+}
+
+// newEnvOpts is newEnvWith with the store's options (the key is the tests').
+func newEnvOpts(t testing.TB, cfg DispatcherConfig, opt Options) *env {
 	t.Helper()
 	db, dsn := pgtest.New(t)
 	e := &env{t: t, ctx: context.Background(), db: db, dsn: dsn, content: content.NewStore(db), clock: &clock{t: t0}}
 	e.content.Now = e.clock.Now
 	var err error
-	e.store, err = NewStore(db, Options{Key: testKey, Policy: policy, Timeout: 5 * time.Second})
+	opt.Key = testKey
+	e.store, err = NewStore(db, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +109,7 @@ func newEnvWith(t *testing.T, cfg DispatcherConfig, policy *egress.Policy) *env 
 	return e
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
@@ -173,7 +179,7 @@ func (e *env) pump() int {
 	}
 	total := 0
 	for {
-		js, err := e.store.claim(e.ctx, e.d.owner, 200, e.store.now(), e.d.cfg.Lease)
+		js, err := e.store.claim(e.ctx, e.d.owner, 200, e.store.now(), e.d.cfg.Lease, e.d.limits, nil)
 		if err != nil {
 			e.t.Fatalf("claim: %v", err)
 		}
@@ -190,7 +196,7 @@ func (e *env) pump() int {
 			}()
 		}
 		wg.Wait()
-		if err := e.store.record(e.ctx, e.d.owner, rs); err != nil {
+		if _, err := e.store.record(e.ctx, e.d.owner, rs); err != nil {
 			e.t.Fatalf("record: %v", err)
 		}
 		total += len(js)
@@ -234,7 +240,7 @@ type receiver struct {
 	srv     *httptest.Server
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	rc := &receiver{}
 	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)

@@ -208,28 +208,10 @@ type job struct {
 	DeliveryID    string `db:"delivery_id"`
 	Payload       []byte `db:"payload"`
 	ChainAttempts int    `db:"chain_attempts"`
+	// Breaker is whether the webhook had a breaker row when claimed: only
+	// then may an answer have a breaker to close.
+	Breaker bool `db:"breaker"`
 	webhookRow
-}
-
-const claimSQL = `WITH c AS (
-		SELECT id FROM webhook_deliveries
-		WHERE status IN ('queued', 'retrying') AND due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)
-		ORDER BY due_at LIMIT $2 FOR UPDATE SKIP LOCKED
-	)
-	UPDATE webhook_deliveries d SET lease_owner = $3, lease_until = $4
-	FROM c, webhooks w WHERE d.id = c.id AND w.id = d.webhook_id
-	RETURNING d.id AS delivery_id, d.payload, d.chain_attempts,
-		w.id, w.instance_id, w.name, w.url, w.enabled, w.publish_events, w.save_events, w.workflow_events,
-		w.secure, w.retries_enabled, w.retry_count, w.retry_speed, w.secret, w.previous_secret,
-		w.secret_rolled_at, w.signature_key_count, w.last_attempt_at, w.created_at, w.updated_at`
-
-// claim leases up to n due deliveries to owner until now+lease.
-func (s *Store) claim(ctx context.Context, owner string, n int, now time.Time, lease time.Duration) ([]job, error) {
-	var js []job
-	if err := s.db.SelectContext(ctx, &js, claimSQL, now, n, owner, now.Add(lease)); err != nil {
-		return nil, fmt.Errorf("claim deliveries: %w", err)
-	}
-	return js, nil
 }
 
 // release gives back claimed deliveries that were not attempted.
@@ -260,12 +242,13 @@ var recordSQL = `UPDATE webhook_deliveries d SET status = r.status,
 	WHERE d.id = r.id AND d.lease_owner = $11`
 
 // record writes the results of owner's attempts, and each webhook's
-// signature count of its latest attempt. A result of a delivery whose lease
+// signature count of its latest attempt, then updates the breakers of their
+// webhooks and returns those it opened. A result of a delivery whose lease
 // another dispatcher has taken over meanwhile is dropped: that dispatcher
 // attempts it again.
-func (s *Store) record(ctx context.Context, owner string, rs []result) error {
+func (s *Store) record(ctx context.Context, owner string, rs []result) ([]breakerRow, error) {
 	if len(rs) == 0 {
-		return nil
+		return nil, nil
 	}
 	var (
 		ids, status, text, errs []string
@@ -292,7 +275,7 @@ func (s *Store) record(ctx context.Context, owner string, rs []result) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("record attempts: %w", err)
+		return nil, fmt.Errorf("record attempts: %w", err)
 	}
 	// One row at a time, in id order, so that dispatchers never deadlock here.
 	hooks := make([]string, 0, len(latest))
@@ -304,10 +287,10 @@ func (s *Store) record(ctx context.Context, owner string, rs []result) error {
 		r := latest[id]
 		if _, err := s.db.ExecContext(ctx, `UPDATE webhooks SET signature_key_count = $2, last_attempt_at = $3
 			WHERE id = $1 AND (last_attempt_at IS NULL OR last_attempt_at <= $3)`, id, r.keys, r.at); err != nil {
-			return fmt.Errorf("record attempts: %w", err)
+			return nil, fmt.Errorf("record attempts: %w", err)
 		}
 	}
-	return nil
+	return s.updateBreakers(ctx, rs)
 }
 
 // retry runs fn again, a few times, after a deadlock or serialization failure.

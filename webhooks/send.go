@@ -34,6 +34,7 @@ type outcome struct {
 	signed     bool          // it carried a webhook-signature
 	keys       int           // how many signatures it carried
 	retryAfter time.Duration // the endpoint's Retry-After, if any
+	timeout    bool          // no answer came in time: connecting or waiting for it timed out
 }
 
 func (o outcome) ok() bool { return o.code >= 200 && o.code <= 299 }
@@ -72,7 +73,7 @@ func (s *Store) attempt(ctx context.Context, j job) outcome {
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
-		o.err = describe(err, s.timeout)
+		o.err, o.timeout = describe(err, s.timeout, s.connect, errors.Is(ctx.Err(), context.DeadlineExceeded))
 		return o
 	}
 	defer resp.Body.Close()
@@ -100,33 +101,43 @@ func (s *Store) attempt(ctx context.Context, j job) outcome {
 }
 
 // describe turns the error of a request that got no response into a short,
-// clear lastError.
-func describe(err error, timeout time.Duration) string {
+// clear lastError, and tells whether it was a timeout (which the breaker
+// counts): connecting took longer than connect, or the whole attempt
+// (expired, when its deadline has passed) longer than timeout.
+func describe(err error, timeout, connect time.Duration, expired bool) (string, bool) {
 	var refused *egress.RefusedError
 	if errors.As(err, &refused) {
-		return clip(refused.Error(), 300)
+		return clip(refused.Error(), 300), false
 	}
+	var op *net.OpError
 	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
-		return fmt.Sprintf("timeout: no complete answer within %s", timeout)
+	switch {
+	case expired:
+		return fmt.Sprintf("timeout: no complete answer within %s", timeout), true
+	// The dial's own timeout may or may not read as DeadlineExceeded.
+	case errors.As(err, &op) && op.Op == "dial" && op.Timeout():
+		return fmt.Sprintf("timeout: could not connect within %s", connect), true
+	case strings.Contains(err.Error(), "TLS handshake timeout"):
+		return fmt.Sprintf("timeout: no TLS handshake within %s", connect), true
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return fmt.Sprintf("timeout: no complete answer within %s", timeout), true
 	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
-		return clip(fmt.Sprintf("DNS lookup of %s failed: %s", dns.Name, dns.Err), 300)
+		return clip(fmt.Sprintf("DNS lookup of %s failed: %s", dns.Name, dns.Err), 300), false
 	}
 	var cert *tls.CertificateVerificationError
 	if errors.As(err, &cert) {
-		return clip("TLS certificate not valid: "+cert.Err.Error(), 300)
+		return clip("TLS certificate not valid: "+cert.Err.Error(), 300), false
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
-	var op *net.OpError
 	if errors.As(err, &op) && op.Err != nil {
-		return clip(op.Op+": "+op.Err.Error(), 300)
+		return clip(op.Op+": "+op.Err.Error(), 300), false
 	}
-	return clip(err.Error(), 300)
+	return clip(err.Error(), 300), false
 }
 
 // parseRetryAfter reads a Retry-After header: seconds, or an HTTP date
@@ -194,6 +205,7 @@ func honour(scheduled, retryAfter time.Duration) time.Duration {
 type result struct {
 	ID        string
 	WebhookID string
+	Breaker   bool // the webhook had a breaker when the delivery was claimed
 	Status    string
 	Attempted bool
 	outcome
@@ -205,7 +217,7 @@ type result struct {
 // r, a random number source; nil means no jitter) and the endpoint's
 // Retry-After; otherwise failure.
 func (s *Store) complete(j job, o outcome, r func() float64) result {
-	res := result{ID: j.DeliveryID, WebhookID: j.ID, Attempted: true, outcome: o}
+	res := result{ID: j.DeliveryID, WebhookID: j.ID, Breaker: j.Breaker, Attempted: true, outcome: o}
 	tries := j.ChainAttempts + 1 // attempts in this chain, this one included
 	switch {
 	case o.ok():

@@ -13,7 +13,11 @@
 //
 // Any number of dispatchers may run against one database: deliveries are
 // claimed with a lease, and a delivery whose dispatcher dies is attempted
-// again, under the same webhook-id, when the lease ends. See README.md for
+// again, under the same webhook-id, when the lease ends. Claims are fair:
+// a few deliveries in flight per webhook and per instance at most, counted
+// in Postgres for all dispatchers, and a webhook whose attempts keep timing
+// out is paused by a breaker, so that one tenant's hanging receivers never
+// hold the workers the others need. See README.md for
 // the delivery state machine. Signing and verification are in the signature
 // package; the guard against server-side request forgery is in egress.
 package webhooks
@@ -24,6 +28,7 @@ import (
 	"encoding/base32"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -60,6 +65,20 @@ const (
 	ResponseTextBytes = 8 << 10
 	// DefaultTimeout is the default per-attempt timeout.
 	DefaultTimeout = 15 * time.Second
+	// DefaultEndpointConcurrency is how many deliveries to one webhook are
+	// attempted at once at most, by all dispatchers together.
+	DefaultEndpointConcurrency = 4
+	// DefaultInstanceConcurrency is how many deliveries of one instance are
+	// attempted at once at most, by all dispatchers together.
+	DefaultInstanceConcurrency = 16
+	// DefaultBreakerTimeouts is how many attempts in a row to one webhook
+	// get no answer in time before its breaker opens.
+	DefaultBreakerTimeouts = 5
+	// BreakerPause is how long an opened breaker holds its webhook's
+	// deliveries the first time; it doubles each time the breaker opens
+	// again without an answer in between, up to BreakerMaxPause.
+	BreakerPause    = 30 * time.Second
+	BreakerMaxPause = 30 * time.Minute
 )
 
 // Options configures a Store.
@@ -72,6 +91,15 @@ type Options struct {
 	// Timeout bounds one attempt, from connecting to reading the response
 	// (default DefaultTimeout).
 	Timeout time.Duration
+	// ConnectTimeout bounds connecting to an endpoint, the TCP connect and
+	// then the TLS handshake, within Timeout (default
+	// egress.DefaultConnectTimeout).
+	ConnectTimeout time.Duration
+	// BreakerTimeouts is how many attempts in a row to one webhook may
+	// time out (connecting or waiting for the answer) before its breaker
+	// opens: its deliveries then wait, BreakerPause at first, rather than
+	// hold workers (default DefaultBreakerTimeouts).
+	BreakerTimeouts int
 	// Conns is how many idle connections to one endpoint are kept for reuse
 	// (default 64).
 	Conns int
@@ -85,6 +113,12 @@ type Store struct {
 	policy  *egress.Policy
 	client  *http.Client
 	timeout time.Duration
+	connect time.Duration
+	// breakAfter is how many timeouts in a row open a webhook's breaker.
+	breakAfter int
+
+	claimMu       sync.Mutex
+	claimPrepared *sqlx.Stmt // claimSQL, prepared on first use
 
 	// Now is the clock; tests replace it. Every time the store writes or
 	// compares (queue, lease, retry, merge window, rotation overlap,
@@ -104,7 +138,13 @@ func NewStore(db *sqlx.DB, opt Options) (*Store, error) {
 	if opt.Conns <= 0 {
 		opt.Conns = 64
 	}
-	tr := opt.Policy.Transport()
+	if opt.ConnectTimeout <= 0 {
+		opt.ConnectTimeout = egress.DefaultConnectTimeout
+	}
+	if opt.BreakerTimeouts <= 0 {
+		opt.BreakerTimeouts = DefaultBreakerTimeouts
+	}
+	tr := opt.Policy.TransportWith(opt.ConnectTimeout)
 	tr.MaxIdleConns = opt.Conns * 4
 	tr.MaxIdleConnsPerHost = opt.Conns
 	tr.ResponseHeaderTimeout = opt.Timeout
@@ -114,6 +154,7 @@ func NewStore(db *sqlx.DB, opt Options) (*Store, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	return &Store{db: db, seal: seal, policy: opt.Policy, client: client, timeout: opt.Timeout,
+		connect: opt.ConnectTimeout, breakAfter: opt.BreakerTimeouts,
 		Now: func() time.Time { return time.Now().UTC() }}, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/edgecms/edgecms/origin"
 	"github.com/edgecms/edgecms/publisher"
 	"github.com/edgecms/edgecms/render"
+	"github.com/edgecms/edgecms/webhooks"
 )
 
 // config is the whole service configuration, read once from the environment
@@ -46,6 +47,8 @@ type config struct {
 	EdgeFeedPoll     time.Duration
 	WebhookAllowNets string
 	WebhookTimeout   time.Duration
+	// Webhooks: fair delivery and the breaker (webhook_config.go).
+	Webhooks webhookConfig
 
 	// Media: the URL assets are served below, the upload limit and the
 	// sizes of image variants.
@@ -127,6 +130,10 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
 		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
+		{env: "EDGECMS_WEBHOOK_CONNECT_TIMEOUT", flag: "webhook-connect-timeout", def: "3s", usage: "time limit of connecting to a webhook endpoint (TCP, then TLS), within the attempt's", str: &c.Webhooks.connectTimeout},
+		{env: "EDGECMS_WEBHOOK_ENDPOINT_CONCURRENCY", flag: "webhook-endpoint-concurrency", def: strconv.Itoa(webhooks.DefaultEndpointConcurrency), usage: "deliveries to one webhook attempted at once at most, by all dispatchers", str: &c.Webhooks.endpoint},
+		{env: "EDGECMS_WEBHOOK_INSTANCE_CONCURRENCY", flag: "webhook-instance-concurrency", def: strconv.Itoa(webhooks.DefaultInstanceConcurrency), usage: "deliveries of one instance attempted at once at most, by all dispatchers (each runs 64)", str: &c.Webhooks.instance},
+		{env: "EDGECMS_WEBHOOK_BREAKER_TIMEOUTS", flag: "webhook-breaker-timeouts", def: strconv.Itoa(webhooks.DefaultBreakerTimeouts), usage: "timed-out attempts in a row that pause a webhook's deliveries (its breaker opens)", str: &c.Webhooks.breaker},
 		{env: "EDGECMS_PURGE_URL", flag: "purge-url", usage: "CDN purge-by-tag endpoint called after objects change (empty: no purge)", str: &c.PurgeURL},
 		{env: "EDGECMS_PURGE_METHOD", flag: "purge-method", def: "POST", usage: "HTTP method of the purge call", str: &c.PurgeMethod},
 		{env: "EDGECMS_PURGE_HEADERS", flag: "purge-headers", usage: `headers of the purge call, "Name: value" lines`, str: &c.PurgeHeaders},
@@ -354,6 +361,9 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 		return c, fmt.Errorf("EDGECMS_WEBHOOK_TIMEOUT: want a duration between 1s and 5m, got %q", c.webhookTimeout)
 	}
 	c.WebhookTimeout = wt
+	if err := c.Webhooks.check(wt); err != nil {
+		return c, err
+	}
 	if err := c.checkConns(); err != nil {
 		return c, err
 	}
@@ -489,6 +499,7 @@ func (c config) LogValue() slog.Value {
 		slog.String("origin", redactURL(c.OriginURL)), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit), slog.Int("previewRateLimit", c.PreviewRateLimit),
 		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Int64("publishMemory", c.PublishMemory), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
+		slog.Any("webhooks", c.Webhooks),
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
 		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),
 		slog.Duration("syncTombstoneRetention", c.SyncTombstoneRetention),

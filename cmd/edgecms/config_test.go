@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/publisher"
+	"github.com/edgecms/edgecms/webhooks"
 )
 
 func TestLoadConfig(t *testing.T) {
@@ -26,6 +27,20 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--webhook-timeout", "0s"}, wantErr: "EDGECMS_WEBHOOK_TIMEOUT"},
 		{args: []string{"--webhook-timeout", "soon"}, wantErr: "EDGECMS_WEBHOOK_TIMEOUT"},
 		{args: []string{"--fetch-rate-limit", "-1"}, wantErr: "EDGECMS_FETCH_RATE_LIMIT"},
+		// Fair webhook delivery: the connect timeout, the caps in flight, the breaker.
+		{args: nil, check: func(c config) bool {
+			return c.Webhooks.ConnectTimeout == 3*time.Second && c.Webhooks.EndpointConcurrency == 4 &&
+				c.Webhooks.InstanceConcurrency == 16 && c.Webhooks.BreakerTimeouts == 5
+		}},
+		{env: map[string]string{"EDGECMS_WEBHOOK_CONNECT_TIMEOUT": "500ms", "EDGECMS_WEBHOOK_ENDPOINT_CONCURRENCY": "6",
+			"EDGECMS_WEBHOOK_INSTANCE_CONCURRENCY": "8", "EDGECMS_WEBHOOK_BREAKER_TIMEOUTS": "3"}, check: func(c config) bool {
+			o, d := c.Webhooks.storeOptions(webhooks.Options{}), c.Webhooks.dispatcherConfig(webhooks.DispatcherConfig{})
+			return o.ConnectTimeout == 500*time.Millisecond && o.BreakerTimeouts == 3 && d.EndpointConcurrency == 6 && d.InstanceConcurrency == 8
+		}},
+		{args: []string{"--webhook-connect-timeout", "20s"}, wantErr: "EDGECMS_WEBHOOK_CONNECT_TIMEOUT"},
+		{args: []string{"--webhook-endpoint-concurrency", "0"}, wantErr: "EDGECMS_WEBHOOK_ENDPOINT_CONCURRENCY"},
+		{args: []string{"--webhook-instance-concurrency", "many"}, wantErr: "EDGECMS_WEBHOOK_INSTANCE_CONCURRENCY"},
+		{args: []string{"--webhook-breaker-timeouts", "-2"}, wantErr: "EDGECMS_WEBHOOK_BREAKER_TIMEOUTS"},
 		{args: nil, check: func(c config) bool { return c.PreviewRateLimit == 100 && c.originConfig(nil).PreviewRateLimit == 100 }},
 		{env: map[string]string{"EDGECMS_PREVIEW_RATE_LIMIT": "0"}, check: func(c config) bool { return c.originConfig(nil).PreviewRateLimit == 0 }},
 		{args: []string{"--preview-rate-limit", "fast"}, wantErr: "EDGECMS_PREVIEW_RATE_LIMIT"},

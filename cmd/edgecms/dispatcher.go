@@ -36,14 +36,14 @@ func openWebhooks(db *sqlx.DB, cfg config, log *slog.Logger) (*webhooks.Store, e
 	} else if cfg.SecretKey == "" {
 		log.Info("webhook signing secrets are encrypted with the key in a file; set EDGECMS_SECRET_KEY in production", "file", secretKeyFile)
 	}
-	return webhooks.NewStore(db, webhooks.Options{Key: key, Policy: egress.NewPolicy(nets...), Timeout: cfg.WebhookTimeout})
+	return webhooks.NewStore(db, cfg.Webhooks.storeOptions(webhooks.Options{Key: key, Policy: egress.NewPolicy(nets...), Timeout: cfg.WebhookTimeout}))
 }
 
 // startDispatcher runs a webhook dispatcher until ctx is cancelled. It
 // listens for notifications on the database of cfg, so a change reaches
 // the receivers without waiting for a poll.
 func startDispatcher(ctx context.Context, wg *sync.WaitGroup, wh *webhooks.Store, cfg config, requireConfirmation bool, log *slog.Logger) {
-	d := webhooks.NewDispatcher(wh, webhooks.DispatcherConfig{RequireConfirmation: requireConfirmation, ListenURL: cfg.DatabaseURL},
+	d := webhooks.NewDispatcher(wh, cfg.Webhooks.dispatcherConfig(webhooks.DispatcherConfig{RequireConfirmation: requireConfirmation, ListenURL: cfg.DatabaseURL}),
 		log.With("role", "dispatcher"))
 	wg.Add(1)
 	go func() { defer wg.Done(); d.Run(ctx) }()

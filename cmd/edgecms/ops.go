@@ -121,5 +121,10 @@ func (a *adminServer) backlog(db *sqlx.DB) {
 			}),
 		metrics.Gauge("webhook_queue_oldest_age_seconds", "Age of the webhook delivery queued longest (0 when none waits).",
 			func(ctx context.Context) (float64, error) { _, s, err := webhooks.Backlog(ctx, db); return s, err }),
+		metrics.Gauge("webhook_endpoints_paused", "Webhooks whose breaker is open: their attempts kept timing out, and their deliveries wait (database-wide).",
+			func(ctx context.Context) (float64, error) {
+				n, err := webhooks.PausedEndpoints(ctx, db)
+				return float64(n), err
+			}),
 	)
 }

@@ -12,7 +12,12 @@
 #    confirmation a real deployment waits for.
 #
 # The dispatcher (64 workers, LISTEN on, as in edgecms serve) and the
-# receiver run in one process: scripts/bench/whbench.
+# receiver run in one process: scripts/bench/whbench. Both runs deliver to
+# one webhook, so BENCH_ENDPOINT_CONCURRENCY (default 0: the dispatcher's
+# default, 4 in flight) bounds them; the instance cap is lifted to the
+# workers. Another instance's latency while 100 endpoints hang is
+# BenchmarkHangingNeighbour (go test ./webhooks -run X -bench HangingNeighbour
+# -benchtime 1x).
 #
 # An event is readable only once every older transaction of the Postgres
 # server has ended, so on a server shared with other work the latency shows
@@ -38,4 +43,4 @@ if [ "${BENCH_PRIVATE_PG:-}" = 1 ]; then
 fi
 go run ./scripts/bench/whbench -db "$db" \
   -n "${BENCH_DELIVERIES:-30000}" -rate "${BENCH_RATE:-200}" -seconds "${BENCH_SECONDS:-20}" \
-  -workers "${BENCH_WORKERS:-64}"
+  -workers "${BENCH_WORKERS:-64}" -endpoint-concurrency "${BENCH_ENDPOINT_CONCURRENCY:-0}"

@@ -15,12 +15,17 @@ import (
 	"github.com/edgecms/edgecms/problem"
 )
 
+// DefaultConnectTimeout bounds establishing a connection to an endpoint:
+// the TCP connect (DNS resolution included), and then the TLS handshake.
+// It is short, and separate from the time a delivery may wait for its
+// answer, so that an address that drops connection attempts costs a worker
+// seconds rather than the whole attempt timeout.
+const DefaultConnectTimeout = 3 * time.Second
+
 // Timeouts of the connections a Policy makes. The dispatcher bounds a whole
 // delivery with its own, shorter, request deadline; these only keep a
 // misbehaving endpoint from holding a connection when it does not.
 const (
-	dialTimeout           = 10 * time.Second
-	tlsHandshakeTimeout   = 10 * time.Second
 	responseHeaderTimeout = 30 * time.Second
 	idleConnTimeout       = 90 * time.Second
 )
@@ -29,10 +34,13 @@ const (
 // about to connect to, after DNS resolution, against the Policy. A host name
 // that resolves, or re-binds between two lookups, to a refused address is
 // therefore refused as a literal address would be. The error of a refused
-// dial wraps a *RefusedError.
-func (p *Policy) Dialer() *net.Dialer {
+// dial wraps a *RefusedError. It gives up connecting after
+// DefaultConnectTimeout.
+func (p *Policy) Dialer() *net.Dialer { return p.dialer(DefaultConnectTimeout) }
+
+func (p *Policy) dialer(connect time.Duration) *net.Dialer {
 	return &net.Dialer{
-		Timeout:   dialTimeout,
+		Timeout:   connect,
 		KeepAlive: 30 * time.Second,
 		Control:   p.control,
 	}
@@ -56,7 +64,11 @@ func (p *Policy) control(network, address string, _ syscall.RawConn) error {
 // and names the host of address in a *RefusedError, so that a refusal reads
 // "refused to connect to localhost (127.0.0.1): loopback address ...".
 func (p *Policy) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	conn, err := p.Dialer().DialContext(ctx, network, address)
+	return p.dial(p.Dialer(), ctx, network, address)
+}
+
+func (p *Policy) dial(d *net.Dialer, ctx context.Context, network, address string) (net.Conn, error) {
+	conn, err := d.DialContext(ctx, network, address)
 	var refused *RefusedError
 	if err != nil && errors.As(err, &refused) && refused.Host == "" {
 		if host, _, serr := net.SplitHostPort(address); serr == nil {
@@ -70,12 +82,23 @@ func (p *Policy) DialContext(ctx context.Context, network, address string) (net.
 // only through DialContext. It never uses a proxy (HTTP_PROXY and the like
 // are ignored): through a proxy, the address dialled would be the proxy's
 // and the Policy could not see the endpoint's.
-func (p *Policy) Transport() *http.Transport {
+func (p *Policy) Transport() *http.Transport { return p.TransportWith(DefaultConnectTimeout) }
+
+// TransportWith returns Transport with connect, rather than
+// DefaultConnectTimeout, bounding the TCP connect and the TLS handshake
+// (each).
+func (p *Policy) TransportWith(connect time.Duration) *http.Transport {
+	if connect <= 0 {
+		connect = DefaultConnectTimeout
+	}
+	d := p.dialer(connect)
 	return &http.Transport{
-		Proxy:                  nil,
-		DialContext:            p.DialContext,
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, address string) (net.Conn, error) {
+			return p.dial(d, ctx, network, address)
+		},
 		ForceAttemptHTTP2:      true,
-		TLSHandshakeTimeout:    tlsHandshakeTimeout,
+		TLSHandshakeTimeout:    connect,
 		ResponseHeaderTimeout:  responseHeaderTimeout,
 		ExpectContinueTimeout:  time.Second,
 		IdleConnTimeout:        idleConnTimeout,

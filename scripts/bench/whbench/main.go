@@ -52,6 +52,7 @@ func main() {
 	seconds := flag.Int("seconds", 20, "length of the latency run")
 	poll := flag.Duration("poll", 0, "dispatcher poll interval (0: its default)")
 	listen := flag.Bool("listen", true, "the dispatcher LISTENs for notifications, as in edgecms serve")
+	endpoint := flag.Int("endpoint-concurrency", 0, "deliveries to one webhook in flight at most (0: the default, webhooks.DefaultEndpointConcurrency)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	flag.Parse()
 	log.SetFlags(0)
@@ -82,7 +83,8 @@ func main() {
 		SELECT $1, 'bench', 'Saved', 'item', 'en-us', 'Articles', g, g, now() FROM generate_series(1, $2) g`, inst.ID, *backlog)
 	check(err)
 	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	cfg := webhooks.DispatcherConfig{Workers: *workers, Poll: *poll}
+	cfg := webhooks.DispatcherConfig{Workers: *workers, Poll: *poll, EndpointConcurrency: *endpoint,
+		InstanceConcurrency: max(*workers, webhooks.DefaultInstanceConcurrency)}
 	if *listen {
 		cfg.ListenURL = *dsn
 	}
@@ -104,7 +106,8 @@ func main() {
 		time.Sleep(time.Millisecond)
 	}
 	recorded := time.Since(start)
-	fmt.Printf("throughput: %d signed deliveries, each verified by the receiver, %d workers\n", *backlog, *workers)
+	fmt.Printf("throughput: %d signed deliveries to one webhook, each verified by the receiver, %d workers, %d in flight at most\n",
+		*backlog, *workers, d.EndpointConcurrency())
 	fmt.Printf("  all received in %.2f s: %.0f deliveries/s\n", received.Seconds(), float64(*backlog)/received.Seconds())
 	fmt.Printf("  all recorded as succeeded in %.2f s: %.0f deliveries/s\n", recorded.Seconds(), float64(*backlog)/recorded.Seconds())
 	if n := rcv.invalid.Load(); n > 0 {
