@@ -46,6 +46,9 @@ func TestLoadConfig(t *testing.T) {
 		{env: map[string]string{"EDGECMS_PUBLISH_MEMORY": "67108864"}, check: func(c config) bool { return c.PublishMemory == 64<<20 }},
 		{args: []string{"--publish-memory", "1000"}, wantErr: "EDGECMS_PUBLISH_MEMORY"},
 		{env: map[string]string{"EDGECMS_PUBLISH_MEMORY": "lots"}, wantErr: "EDGECMS_PUBLISH_MEMORY"},
+		{env: map[string]string{"EDGECMS_PUBLISH_LIST_PAGES": "25"}, check: func(c config) bool { return c.PublishListPages == 25 }},
+		{check: func(c config) bool { return c.PublishListPages == publisher.DefaultListPages }},
+		{env: map[string]string{"EDGECMS_PUBLISH_LIST_PAGES": "0"}, wantErr: "EDGECMS_PUBLISH_LIST_PAGES"},
 		// What reaches the edge.
 		{env: map[string]string{"EDGECMS_EDGE_CACHE_BYTES": "1048576", "EDGECMS_EDGE_FEED_POLL": "20ms"},
 			check: func(c config) bool {

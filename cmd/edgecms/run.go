@@ -252,7 +252,7 @@ func newPublisher(ctx context.Context, cfg config, cs *content.Store, log *slog.
 		return nil, fmt.Errorf("EDGECMS_PURGE_*: %w", err)
 	}
 	return publisher.New(publisher.Config{Store: st, DatabaseURL: cfg.DatabaseURL, Purger: purger,
-		SnapshotBytes: cfg.PublishMemory}, cs, log.With("role", "publisher")), nil
+		SnapshotBytes: cfg.PublishMemory, ListPages: cfg.PublishListPages}, cs, log.With("role", "publisher")), nil
 }
 
 // runPublisher runs a publisher alone (any number may run).
