@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lib/pq"
 
@@ -335,6 +336,35 @@ func TestDeepListPagesWrittenBack(t *testing.T) {
 	e.must(json.Unmarshal(o.Body, &page))
 	if page.TotalCount != 121 {
 		t.Errorf("written-back list page %d: totalCount %d, want 121", deep.Skip, page.TotalCount)
+	}
+	e.check(t)
+}
+
+// TestBacklogSpacesSitemaps checks that the background lane renders
+// sitemaps and pages by path at most once per Config.SitemapEvery, taking
+// the other requests meanwhile, and says when they are due; Drain does not
+// wait for them.
+func TestBacklogSpacesSitemaps(t *testing.T) {
+	t.Parallel()
+	s := newScaleSite(t, 40)
+	e := s.e
+	p := e.publisher(Config{SitemapEvery: time.Hour})
+	p.lastTreeWork.Store(time.Now().UnixNano())
+	s.newPost("brand-new")
+	e.must(p.drainEvents(e.ctx))
+	// List pages 10, 20 and 30 (0 and 40 were the batch's), and the two
+	// sitemaps.
+	n, after, err := p.runBacklog(e.ctx, false)
+	e.must(err)
+	if n != 3 || after <= 0 || after > time.Hour {
+		t.Errorf("runBacklog took %d requests and asked to wait %v, want the 3 list pages and up to an hour", n, after)
+	}
+	if left := e.count(`SELECT count(*) FROM publish_backlog`); left != 2 {
+		t.Errorf("%d requests left in the backlog, want the 2 sitemaps", left)
+	}
+	e.must(p.Drain(e.ctx))
+	if left := e.count(`SELECT count(*) FROM publish_backlog`); left != 0 {
+		t.Errorf("%d requests left in the backlog after Drain", left)
 	}
 	e.check(t)
 }
