@@ -23,8 +23,16 @@ import (
 // name, which it writes without the lock). One publisher at a time works
 // the backlog (a session lock), so two never render the same chunk.
 
-// backlogChunk is how many requests one background chunk renders.
-const backlogChunk = 64
+// backlogChunk is how many requests one background chunk renders, and
+// treeChunk how many sitemaps and pages by path it may render besides:
+// those share one build of their channel's sitemap per chunk (treeSource),
+// which behind a dynamic page of N items reads the N items, so a change of
+// the dynamic page itself (N pages by path) costs N/treeChunk reads of it,
+// not N/backlogChunk.
+const (
+	backlogChunk = 64
+	treeChunk    = 2048
+)
 
 const (
 	nextBacklogSQL = `SELECT key, guid, request, queued FROM publish_backlog ORDER BY queued LIMIT $1`
@@ -50,7 +58,7 @@ func (p *Publisher) runBacklog(ctx context.Context, wait bool) (n int, after tim
 		Request string `db:"request"`
 		Queued  int64  `db:"queued"`
 	}
-	if err := p.db.SelectContext(ctx, &rows, nextBacklogSQL, backlogChunk); err != nil || len(rows) == 0 {
+	if err := p.db.SelectContext(ctx, &rows, nextBacklogSQL, treeChunk); err != nil || len(rows) == 0 {
 		if err != nil {
 			err = fmt.Errorf("read backlog: %w", err)
 		}
@@ -58,17 +66,22 @@ func (p *Publisher) runBacklog(ctx context.Context, wait bool) (n int, after tim
 	}
 	var order []string
 	byInstance := map[string][]fetch.Request{}
-	taken, tree := rows[:0], false
+	taken, tree, others := rows[:0], false, 0
 	since := time.Since(time.Unix(0, p.lastTreeWork.Load()))
 	treeDue := wait || since >= p.cfg.SitemapEvery
 	for _, r := range rows {
 		req, err := parseRequestString(r.Request)
-		if err == nil && treeWork(req) {
+		switch {
+		case err == nil && treeWork(req):
 			if !treeDue {
 				after = p.cfg.SitemapEvery - since
 				continue
 			}
 			tree = true
+		case others == backlogChunk:
+			continue
+		default:
+			others++
 		}
 		taken = append(taken, r)
 		if err != nil {
