@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/edgecms/edgecms/fetch"
@@ -227,6 +228,17 @@ func (p *Publisher) publishLater(ctx context.Context, guid string, reqs []fetch.
 	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, expand: true, members: members}, nil)
 	p.stats.background.Add(int64(out.rendered))
 	return out, err
+}
+
+// Backlog returns how many requests the background lane has queued
+// (database-wide): list pages whose only change is their count, sitemaps
+// and pages by path that batches handed off before rendering.
+func Backlog(ctx context.Context, db *sqlx.DB) (int, error) {
+	var n int
+	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM publish_backlog`); err != nil {
+		return 0, fmt.Errorf("publish backlog: %w", err)
+	}
+	return n, nil
 }
 
 // followBacklog works the backlog while it holds requests, then waits for
