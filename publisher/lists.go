@@ -135,7 +135,7 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 	}
 	if !m.gone {
 		// The maintained pages the store lacks (the container grew).
-		for _, req := range listPages(guid, locale, ref, len(m.ids)) {
+		for _, req := range listPages(guid, locale, ref, len(m.ids), p.cfg.ListPages) {
 			if !have[req.Key()] {
 				add(req)
 			}

@@ -32,6 +32,9 @@ type plan struct {
 	// kept are the pages by path of edited items whose node is as it was
 	// (nodeKept): not rendered, and counted as unchanged for maybe.
 	kept []nodePath
+	// hitTags are, by key, the affected tags that hit each object found
+	// in the objects table: what to purge from a CDN once it changed.
+	hitTags map[string][]string
 }
 
 // maybeSitemap is a sitemap an edit of items may leave as it is: its
@@ -131,7 +134,7 @@ const (
 // are skipped, as are redirections (not maintained).
 func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.Event) (*plan, error) {
 	guid := site.Instance.Guid
-	pl := &plan{affected: map[string]bool{}}
+	pl := &plan{affected: map[string]bool{}, hitTags: map[string][]string{}}
 	checks := map[[2]string]*listCheck{} // (locale, container) whose membership may have changed
 	check := func(locale, ref string) *listCheck {
 		k := [2]string{locale, strings.ToLower(ref)}
@@ -296,6 +299,7 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 			p.log.Warn("publisher: unreadable request in objects table", "request", row.Request, "err", err)
 			continue
 		}
+		pl.hitTags[req.Key()] = hits
 		if m, ok := maybeOf(req, hits, edited); ok {
 			pl.maybe = append(pl.maybe, m)
 			continue

@@ -59,6 +59,10 @@ const (
 // DefaultSnapshotBytes is Config.SnapshotBytes's default.
 const DefaultSnapshotBytes = 256 << 20
 
+// DefaultListPages is Config.ListPages's default: the first 100 items of
+// a container, at the SDKs' page size of 10.
+const DefaultListPages = 10
+
 // Config is what a Publisher needs besides the content store.
 type Config struct {
 	// Store receives the rendered objects.
@@ -101,6 +105,19 @@ type Config struct {
 	// readers asked for them (variants.go). Past it, a write-back evicts
 	// the least recently read. 0: DefaultMaxVariants; negative: no cap.
 	MaxVariants int
+	// ListPages is how many list pages of each container (take 10, skip
+	// 0, 10, ...) the publisher keeps in the store whatever is read
+	// (default DefaultListPages). A deeper page is rendered by the origin
+	// on a miss and written back like any other variant: a new item
+	// changes the totalCount of every page, and keeping all of them would
+	// make each new item cost N/10 renders.
+	ListPages int
+	// SitemapEvery is how often at most the background lane renders
+	// sitemaps and pages by path (default 1 s): each builds its channel's
+	// whole sitemap, under the instance lock that batches wait for, so
+	// under a stream of publishes it renders them for all the publishes
+	// of the interval at once.
+	SitemapEvery time.Duration
 }
 
 // Publisher renders published content into the object store. It is safe
@@ -131,6 +148,12 @@ type Publisher struct {
 	backlogWake chan struct{}
 	// purges holds the CDN purges until they are due.
 	purges *purgeQueue
+	// laterPurges holds the purges of what the background lane is to
+	// write.
+	laterPurges laterPurges
+	// lastTreeWork is when the background lane last rendered sitemaps
+	// or pages by path (Unix nanoseconds).
+	lastTreeWork atomic.Int64
 
 	// feedWake asks followFeed to flush the feed.
 	feedWake chan struct{}
@@ -175,6 +198,12 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 	}
 	if cfg.MaxVariants == 0 {
 		cfg.MaxVariants = DefaultMaxVariants
+	}
+	if cfg.ListPages <= 0 {
+		cfg.ListPages = DefaultListPages
+	}
+	if cfg.SitemapEvery <= 0 {
+		cfg.SitemapEvery = time.Second
 	}
 	return &Publisher{
 		cfg:          cfg,

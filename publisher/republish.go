@@ -42,18 +42,32 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
 	guid = site.Instance.Guid
-	// The memberships are read outside the instance lock; pgSnap tells
-	// later whether an event of the instance committed since.
-	var pgSnap string
-	if err := p.db.GetContext(ctx, &pgSnap, `SELECT pg_current_snapshot()::text`); err != nil {
-		return fmt.Errorf("republish %s: %w", guid, err)
-	}
-	reqs, members, err := p.maintained(ctx, site)
+	// pgSnap tells later whether an event of the instance committed since
+	// the memberships were read. They and the objects table are read
+	// under the instance lock: a write-back holds it from before its
+	// render until its row is written, so none that rendered a list
+	// variant before an event the memberships show can record it after
+	// this read, where this republish would not render it again and the
+	// memberships it saves would tell the event's batch the variant is
+	// current.
+	l, err := p.lockInstance(ctx, guid)
 	if err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
+	var pgSnap string
 	var stored []string
-	if err := p.db.SelectContext(ctx, &stored, instanceObjectsSQL, guid); err != nil {
+	reqs, members, err := func() ([]fetch.Request, []membership, error) {
+		defer l.release()
+		if err := p.db.GetContext(ctx, &pgSnap, `SELECT pg_current_snapshot()::text`); err != nil {
+			return nil, nil, err
+		}
+		reqs, members, err := p.maintained(ctx, site)
+		if err != nil {
+			return nil, nil, err
+		}
+		return reqs, members, p.db.SelectContext(ctx, &stored, instanceObjectsSQL, guid)
+	}()
+	if err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
 	for _, s := range stored {
@@ -356,7 +370,7 @@ func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.R
 				continue // deleted meanwhile
 			}
 			members = append(members, membership{locale: l.Code, referenceName: ref, ids: ids})
-			reqs = append(reqs, listPages(guid, l.Code, ref, len(ids))...)
+			reqs = append(reqs, listPages(guid, l.Code, ref, len(ids), p.cfg.ListPages)...)
 		}
 	}
 	return reqs, members, nil

@@ -19,10 +19,11 @@ import (
 //   - every path of every channel's sitemap: /{locale}/page/{channel}?path=
 //     with depth 2 and expandAllContentLinks=true, as the SDK asks;
 //   - the flat and nested sitemap of every channel;
-//   - the list pages of every container for take 10 (skip 0, 10, ... up to
-//     totalCount; skip 0 always).
+//   - the first Config.ListPages list pages of every container for take
+//     10 (skip 0, 10, ... below totalCount; skip 0 always).
 //
-// Other variants are rendered by the origin on a miss and written back.
+// Other variants, deeper list pages included, are rendered by the origin
+// on a miss and written back.
 
 // listTake is the page size of the list pages the publisher maintains.
 const listTake = fetch.DefaultTake
@@ -82,10 +83,10 @@ func listRequest(guid, locale, referenceName string, skip int) fetch.Request {
 }
 
 // listPages returns the maintained list pages of a container with total
-// visible items.
-func listPages(guid, locale, referenceName string, total int) []fetch.Request {
+// visible items: at most max of them.
+func listPages(guid, locale, referenceName string, total, max int) []fetch.Request {
 	var out []fetch.Request
-	for skip := 0; skip == 0 || skip < total; skip += listTake {
+	for skip := 0; (skip == 0 || skip < total) && len(out) < max; skip += listTake {
 		out = append(out, listRequest(guid, locale, referenceName, skip))
 	}
 	return out

@@ -47,22 +47,25 @@ func TestRequestKeys(t *testing.T) {
 func TestListPages(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		total int
-		want  []int // skips
+		total, max int
+		want       []int // skips
 	}{
-		{0, []int{0}},
-		{1, []int{0}},
-		{10, []int{0}},
-		{11, []int{0, 10}},
-		{25, []int{0, 10, 20}},
+		{0, 10, []int{0}},
+		{1, 10, []int{0}},
+		{10, 10, []int{0}},
+		{11, 10, []int{0, 10}},
+		{25, 10, []int{0, 10, 20}},
+		{25, 2, []int{0, 10}},
+		{0, 1, []int{0}},
+		{100_000, 3, []int{0, 10, 20}},
 	}
 	for _, tc := range tests {
 		var got []int
-		for _, r := range listPages("acme", "en-us", "posts", tc.total) {
+		for _, r := range listPages("acme", "en-us", "posts", tc.total, tc.max) {
 			got = append(got, r.Skip)
 		}
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("listPages(total %d) skips = %v, want %v", tc.total, got, tc.want)
+			t.Errorf("listPages(total %d, max %d) skips = %v, want %v", tc.total, tc.max, got, tc.want)
 		}
 	}
 }

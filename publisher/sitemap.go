@@ -72,8 +72,14 @@ func (p *Publisher) publishSitemaps(ctx context.Context, site render.Site, maps 
 			}
 		}
 	}
+	changed := len(out.changed)
 	if err := p.renderWrite(ctx, site, more, opts, out, nil, progress); err != nil {
 		return err
+	}
+	// Edges may serve those pages (a new item's among them) while the
+	// sitemaps, some 20 MB each behind a large dynamic page, are written.
+	if len(out.changed) > changed {
+		p.requestFlush()
 	}
 	return p.writeAll(ctx, site.Instance.Guid, rs, opts, out)
 }

@@ -43,7 +43,10 @@ type config struct {
 	PublishMemory int64
 	// MaxVariants caps the written-back variants per instance
 	// (publisher.Config.MaxVariants; 0: no cap).
-	MaxVariants      int
+	MaxVariants int
+	// PublishListPages is how many list pages of each container the
+	// publisher keeps (publisher.Config.ListPages).
+	PublishListPages int
 	EdgeFeedPoll     time.Duration
 	WebhookAllowNets string
 	WebhookTimeout   time.Duration
@@ -82,6 +85,7 @@ type config struct {
 	edgeFeedPoll           string // EDGECMS_EDGE_FEED_POLL as given
 	publishMemory          string // EDGECMS_PUBLISH_MEMORY as given
 	maxVariants            string // EDGECMS_MAX_VARIANTS as given
+	publishListPages       string // EDGECMS_PUBLISH_LIST_PAGES as given
 	webhookTimeout         string // EDGECMS_WEBHOOK_TIMEOUT as given
 	purgeMaxTags           string // EDGECMS_PURGE_MAX_TAGS as given
 	maintenanceInterval    string // EDGECMS_MAINTENANCE_INTERVAL as given
@@ -127,6 +131,7 @@ func (c *config) settings() []setting {
 		{env: "EDGECMS_RENDER_CACHE_BYTES", flag: "render-cache-bytes", def: "67108864", usage: "size of the origin's in-memory cache of rendered fetch answers (0: off, every answer is rendered)", num: &renderCache},
 		{env: "EDGECMS_PUBLISH_MEMORY", flag: "publish-memory", def: strconv.Itoa(publisher.DefaultSnapshotBytes), usage: "field values of published content a publisher holds in memory at once, to render a locale from (a larger locale is rendered from Postgres)", str: &c.publishMemory},
 		{env: "EDGECMS_MAX_VARIANTS", flag: "max-variants", def: strconv.Itoa(publisher.DefaultMaxVariants), usage: "objects of Fetch API requests outside those the publisher maintains (filters, sorts, other depths) that readers made it store, per instance; past it the least recently read go (0: no cap)", str: &c.maxVariants},
+		{env: "EDGECMS_PUBLISH_LIST_PAGES", flag: "publish-list-pages", def: strconv.Itoa(publisher.DefaultListPages), usage: "list pages (take 10) of each container the publisher keeps in the store; deeper ones are rendered by the origin on a miss and written back", str: &c.publishListPages},
 		{env: "EDGECMS_EDGE_FEED_POLL", flag: "edge-feed-poll", def: "50ms", usage: "how often an edge checks the store's change feed", str: &c.edgeFeedPoll},
 		{env: "EDGECMS_WEBHOOK_TIMEOUT", flag: "webhook-timeout", def: "15s", usage: "time limit of one webhook delivery attempt", str: &c.webhookTimeout},
 		{env: "EDGECMS_WEBHOOK_ALLOW_NETS", flag: "webhook-allow-nets", usage: "CIDRs webhook delivery may reach though private or loopback", str: &c.WebhookAllowNets},
@@ -351,6 +356,11 @@ func loadConfig(fs *flag.FlagSet, args []string) (config, error) {
 	if c.MaxVariants, err = strconv.Atoi(c.maxVariants); err != nil || c.MaxVariants < 0 {
 		return c, fmt.Errorf("EDGECMS_MAX_VARIANTS: want a whole number >= 0 (0: no cap), got %q", c.maxVariants)
 	}
+	lp, err := strconv.Atoi(c.publishListPages)
+	if err != nil || lp < 1 || lp > 100_000 {
+		return c, fmt.Errorf("EDGECMS_PUBLISH_LIST_PAGES: want a whole number from 1 to 100000, got %q", c.publishListPages)
+	}
+	c.PublishListPages = lp
 	d, err := time.ParseDuration(c.edgeFeedPoll)
 	if err != nil || d < time.Millisecond || d > time.Minute {
 		return c, fmt.Errorf("EDGECMS_EDGE_FEED_POLL: want a duration between 1ms and 1m, got %q", c.edgeFeedPoll)
@@ -498,7 +508,7 @@ func (c config) LogValue() slog.Value {
 		slog.String("database", db), slog.String("addr", c.Addr), slog.String("store", store),
 		slog.String("origin", redactURL(c.OriginURL)), slog.Bool("tls", c.TLSCert != ""),
 		slog.Bool("secretKey", c.SecretKey != ""), slog.Int("fetchRateLimit", c.FetchRateLimit), slog.Int("previewRateLimit", c.PreviewRateLimit),
-		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Int64("publishMemory", c.PublishMemory), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
+		slog.Int64("edgeCacheBytes", c.EdgeCacheBytes), slog.Int64("renderCacheBytes", c.RenderCacheBytes), slog.Int64("publishMemory", c.PublishMemory), slog.Int("publishListPages", c.PublishListPages), slog.Duration("edgeFeedPoll", c.EdgeFeedPoll), slog.Duration("webhookTimeout", c.WebhookTimeout),
 		slog.Any("webhooks", c.Webhooks),
 		slog.String("webhookAllowNets", c.WebhookAllowNets), slog.String("purge", purge),
 		slog.Duration("maintenanceInterval", c.MaintenanceInterval), slog.Duration("eventRetention", c.EventRetention),

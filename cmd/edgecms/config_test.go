@@ -66,6 +66,9 @@ func TestLoadConfig(t *testing.T) {
 		{args: []string{"--max-variants", "250"}, check: func(c config) bool { return c.MaxVariants == 250 }},
 		{env: map[string]string{"EDGECMS_MAX_VARIANTS": "-1"}, wantErr: "EDGECMS_MAX_VARIANTS"},
 		{env: map[string]string{"EDGECMS_MAX_VARIANTS": "many"}, wantErr: "EDGECMS_MAX_VARIANTS"},
+		{env: map[string]string{"EDGECMS_PUBLISH_LIST_PAGES": "25"}, check: func(c config) bool { return c.PublishListPages == 25 }},
+		{check: func(c config) bool { return c.PublishListPages == publisher.DefaultListPages }},
+		{env: map[string]string{"EDGECMS_PUBLISH_LIST_PAGES": "0"}, wantErr: "EDGECMS_PUBLISH_LIST_PAGES"},
 		// What reaches the edge.
 		{env: map[string]string{"EDGECMS_EDGE_CACHE_BYTES": "1048576", "EDGECMS_EDGE_FEED_POLL": "20ms"},
 			check: func(c config) bool {

@@ -114,6 +114,11 @@ func (a *adminServer) backlog(db *sqlx.DB) {
 				_, s, err := eventlog.Lag(ctx, db, publisher.Consumer)
 				return s, err
 			}),
+		metrics.Gauge("publisher_backlog_requests", "Objects the publisher's background lane has queued: list pages whose only change is their count, sitemaps and pages by path, which events are confirmed before (database-wide).",
+			func(ctx context.Context) (float64, error) {
+				n, err := publisher.Backlog(ctx, db)
+				return float64(n), err
+			}),
 		metrics.Gauge("webhook_queue_depth", "Webhook deliveries queued or waiting for a retry (database-wide).",
 			func(ctx context.Context) (float64, error) {
 				n, _, err := webhooks.Backlog(ctx, db)

@@ -147,7 +147,7 @@ func TestServeOperations(t *testing.T) {
 
 	// From the start, before any work of theirs: lag, queue, pool, cache.
 	fams := scrape(t, metricsURL)
-	for _, name := range []string{"edgecms_publisher_lag_events", "edgecms_publisher_lag_seconds", "edgecms_webhook_queue_depth",
+	for _, name := range []string{"edgecms_publisher_lag_events", "edgecms_publisher_lag_seconds", "edgecms_publisher_backlog_requests", "edgecms_webhook_queue_depth",
 		"edgecms_webhook_queue_oldest_age_seconds", "edgecms_edge_cache_bytes", "edgecms_edge_cache_entries",
 		"edgecms_publisher_objects_written_total", "edgecms_edge_cache_hits_total", "edgecms_edge_cache_misses_total",
 		"edgecms_store_errors_total", "go_sql_in_use_connections", "go_sql_open_connections",
@@ -161,9 +161,13 @@ func TestServeOperations(t *testing.T) {
 			t.Errorf("/metrics at start has no edgecms_webhook_deliveries_total{result=%q}", r)
 		}
 	}
+	// Events are handed off before their sitemaps are written: the
+	// background lane has them.
 	serve.WaitFor(t, 60*time.Second, "publisher caught up", func() bool {
-		v, ok := value(scrape(t, metricsURL), "edgecms_publisher_lag_events")
-		return ok && v == 0
+		fams := scrape(t, metricsURL)
+		lag, ok := value(fams, "edgecms_publisher_lag_events")
+		queued, ok2 := value(fams, "edgecms_publisher_backlog_requests")
+		return ok && ok2 && lag == 0 && queued == 0
 	})
 	if v, _ := value(scrape(t, metricsURL), "edgecms_publisher_objects_written_total"); v == 0 {
 		t.Error("edgecms_publisher_objects_written_total = 0 after the demo was published")

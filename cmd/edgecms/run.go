@@ -256,7 +256,7 @@ func newPublisher(ctx context.Context, cfg config, cs *content.Store, log *slog.
 		maxVariants = -1 // no cap
 	}
 	return publisher.New(publisher.Config{Store: st, DatabaseURL: cfg.DatabaseURL, Purger: purger,
-		SnapshotBytes: cfg.PublishMemory, MaxVariants: maxVariants}, cs, log.With("role", "publisher")), nil
+		SnapshotBytes: cfg.PublishMemory, MaxVariants: maxVariants, ListPages: cfg.PublishListPages}, cs, log.With("role", "publisher")), nil
 }
 
 // runPublisher runs a publisher alone (any number may run).
