@@ -73,6 +73,25 @@ func (p *Publisher) followKeys(ctx context.Context, wake chan string) {
 	}
 }
 
+// PublishAllKeys writes the key manifest of every instance as the
+// database has it now. serve calls it before it listens: its edge refuses
+// keys of instances it has no manifest of (so that made-up guids never reach
+// Postgres), and a key made before the start, like the demo's, must work
+// from the first request rather than once the publisher's own start-up
+// catches up.
+func (p *Publisher) PublishAllKeys(ctx context.Context) error {
+	var guids []string
+	if err := p.db.SelectContext(ctx, &guids, `SELECT guid FROM instances ORDER BY guid`); err != nil {
+		return fmt.Errorf("list instances: %w", err)
+	}
+	for _, g := range guids {
+		if err := p.PublishKeys(ctx, g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // PublishKeys writes instance guid's key manifest as the database has it
 // now (or deletes it when the instance is gone), lists it in the change
 // feed and flushes the feed. Writers of one manifest are serialised, and

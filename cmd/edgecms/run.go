@@ -151,6 +151,12 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		return err
 	}
 	defer pub.Close()
+	if all {
+		// Before serve's edge lists the instances it knows.
+		if err := pub.PublishAllKeys(ctx); err != nil {
+			return err
+		}
+	}
 
 	workers, stopWorkers := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
