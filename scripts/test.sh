@@ -28,4 +28,6 @@ fi
 # The committed Studio build must be what its sources build.
 bash scripts/studio.sh check
 go vet ./...
-go test -count=1 -timeout 20m ./... "$@"
+# Four packages at a time on two cores: several of them (deploy, studio,
+# examples/nextjs, compat) mostly wait on Varnish, Chromium or Node.js.
+go test -count=1 -p 4 -timeout 20m ./... "$@"
