@@ -109,13 +109,18 @@ func (s *Server) listVersions(call func(context.Context, content.Instance, strin
 	}
 }
 
+// copyVersion reads the item or page id and the version of a versions path.
+func copyVersion(c *fiber.Ctx) (copyID, version int64, err error) {
+	if copyID, err = id(c, "id"); err != nil {
+		return 0, 0, err
+	}
+	version, err = id(c, "version")
+	return copyID, version, err
+}
+
 func (s *Server) getVersion(call func(context.Context, content.Instance, string, int64, int64) (any, error)) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		n, err := id(c, "id")
-		if err != nil {
-			return err
-		}
-		v, err := id(c, "version")
+		n, v, err := copyVersion(c)
 		if err != nil {
 			return err
 		}
@@ -129,11 +134,7 @@ func (s *Server) getVersion(call func(context.Context, content.Instance, string,
 
 func (s *Server) restoreVersion(call func(context.Context, content.Instance, string, int64, int64) (content.Status, error)) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		n, err := id(c, "id")
-		if err != nil {
-			return err
-		}
-		v, err := id(c, "version")
+		n, v, err := copyVersion(c)
 		if err != nil {
 			return err
 		}

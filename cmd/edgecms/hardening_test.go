@@ -11,28 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/internal/cmdtest"
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/internal/testcert"
 )
-
-// buildBinary builds the edgecms command once per test binary, into a
-// temporary folder (left behind: the parallel tests share it).
-var buildBinary = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "edgecms-hardening-test")
-	if err != nil {
-		return "", err
-	}
-	bin := filepath.Join(dir, "edgecms")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
 
 // process is an edgecms command running for a test.
 type process struct {
@@ -47,11 +32,7 @@ type process struct {
 // added, and waits until its health check answers.
 func startProcess(t *testing.T, command, addr string, nofile int, useTLS bool, env ...string) *process {
 	t.Helper()
-	bin, err := buildBinary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := []string{bin, command}
+	args := []string{cmdtest.Binary(t), command}
 	if nofile > 0 {
 		args = append([]string{"prlimit", fmt.Sprintf("--nofile=%d:%d", nofile, nofile)}, args...)
 	}
