@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/render/source"
 )
 
 // peakHeap samples the heap's objects (live and not yet swept) every
@@ -83,6 +84,28 @@ func BenchmarkMemory(b *testing.B) {
 			peak = max(peak, stop())
 		}
 		b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+	})
+	// What a snapshot of the locale holds beside the field values it
+	// counts against Config.SnapshotBytes, per item.
+	b.Run("snapshot", func(b *testing.B) {
+		var fields int64
+		e.must(e.db.GetContext(e.ctx, &fields, `SELECT sum(length(published_fields::text)) FROM item_copies
+			WHERE locale = 'en-us' AND published_version_id IS NOT NULL`))
+		var held uint64
+		for range b.N {
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			snap, err := source.LoadSnapshot(e.ctx, s.p.content, e.inst, "en-us", 1<<40)
+			e.must(err)
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(snap)
+			held = after.HeapAlloc - before.HeapAlloc
+		}
+		n := float64(len(s.posts))
+		b.ReportMetric(float64(held)/n, "heap-B/item")
+		b.ReportMetric(float64(fields)/n, "fields-B/item")
 	})
 	b.Run("republish", func(b *testing.B) {
 		var peak uint64
