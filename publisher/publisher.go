@@ -94,11 +94,12 @@ type Config struct {
 	// objects was written (default 100 ms: two feed polls of an edge at
 	// its default, edge.DefaultFeedPoll).
 	PurgeDelay time.Duration
-	// SnapshotBytes bounds the published field values a republish holds
-	// in memory for one locale (source.Snapshot; default 256 MiB); a
-	// larger locale is rendered from Postgres. It is most of what a
-	// publisher's memory grows with: everything else it holds is bounded
-	// by the batch and chunk sizes, whatever the number of items.
+	// SnapshotBytes bounds what a republish holds in memory of one
+	// locale's published content (source.Snapshot: the field values and
+	// some 770 bytes an item; default 256 MiB); a larger locale is
+	// rendered from Postgres. Beside it, a republish and a sitemap build
+	// hold a few hundred bytes per object or sitemap node (README,
+	// Known limits).
 	SnapshotBytes int64
 	// MaxVariants caps the live variants of an instance: objects of
 	// requests the publisher does not maintain, written back after

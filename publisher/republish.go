@@ -131,6 +131,9 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 			if err != nil {
 				return fmt.Errorf("republish %s: %w", guid, err)
 			}
+			// Only the counts are kept: the changes of every object of
+			// the instance would grow with it.
+			o.changed, o.same = nil, nil
 			out.add(o)
 			done += len(chunk)
 		}

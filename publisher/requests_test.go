@@ -3,8 +3,11 @@ package publisher
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"slices"
+	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/edgecms/edgecms/fetch"
 )
@@ -146,6 +149,50 @@ func TestSitemapNodes(t *testing.T) {
 		if string(nodes[p]) != w {
 			t.Errorf("node %s = %s, want %s", p, nodes[p], w)
 		}
+	}
+}
+
+// TestScanSitemapStream reads the sitemaps of TestSitemapPaths from a
+// reader that gives one byte at a time, and a large one through the
+// scanner's buffer, and expects what a read of the whole body finds.
+func TestScanSitemapStream(t *testing.T) {
+	t.Parallel()
+	var big bytes.Buffer
+	big.WriteString("{")
+	for i := range 5000 {
+		if i > 0 {
+			big.WriteString(" ,\n")
+		}
+		fmt.Fprintf(&big, `"/p-%d" : {"title":"T %d","n":%d,"children":null}`, i, i, i)
+	}
+	big.WriteString("}\n")
+	bodies := []string{``, `  `, `{}`, ` { } `, `{"/a":1}`, `{"/a":12345}`, `{"/a":{"x":1}} x`,
+		`{"/home":{"title":"Home","children":null},"/home/blog":{"a":[1,{"b":2}]}}`,
+		`{"/a\"b": {"x":"}]"} , "/c":null}`, `[]`, `{"/a":`, `{"/a":{"x":1}`, `{"/a":"x`, `{"/a" 1}`,
+		`{"/a":1 "/b":2}`, `{,"/a":1}`, `{"/a":1,}`, big.String()}
+	for _, body := range bodies {
+		wantPaths, wantNodes, wantErr := sitemapNodes([]byte(body))
+		for _, r := range []io.Reader{iotest.OneByteReader(strings.NewReader(body)), strings.NewReader(body)} {
+			var paths []string
+			nodes := map[string]string{}
+			err := scanSitemap(r, func(path string, node []byte) error {
+				paths = append(paths, path)
+				nodes[path] = string(node)
+				return nil
+			})
+			// A stream's nodes before what is wrong are given, then the error.
+			if (err != nil) != (wantErr != nil) || err == nil && !slices.Equal(paths, wantPaths) {
+				t.Fatalf("scanSitemap(%.60s) = %d paths, %v; want %d, %v", body, len(paths), err, len(wantPaths), wantErr)
+			}
+			for p, n := range wantNodes {
+				if nodes[p] != string(n) {
+					t.Fatalf("scanSitemap(%.60s): node %s = %s, want %s", body, p, nodes[p], n)
+				}
+			}
+		}
+	}
+	if _, _, err := sitemapNodes([]byte(`{"/a":1,}`)); err == nil {
+		t.Error(`sitemapNodes({"/a":1,}) = nil error`)
 	}
 }
 

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/maphash"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -88,99 +91,256 @@ func (p *Publisher) publishSitemaps(ctx context.Context, site render.Site, maps 
 // those of the one in the store and returns the paths added, removed or
 // changed, in sitemap order (removed ones last); all of them when the
 // sitemap's tags changed. With no sitemap in the store every path is new.
+//
+// The stored sitemap is read as a stream and kept as a 64-bit hash of each
+// node by path (some 70 bytes a node with the map's own, where the body is
+// over 200), and the new one is scanned where it is: a sitemap behind a
+// dynamic page of N items costs one such map, not a second body and two
+// maps of nodes. Two different nodes of one path hash alike with a chance
+// of one in 2^64 per node: that page by path would be left as it is.
 func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string, error) {
-	var old []byte
-	o, err := p.store.Get(ctx, flat.key)
+	rc, info, err := p.store.Open(ctx, flat.key)
 	switch {
 	case err == nil:
-		old = o.Body
+		defer rc.Close()
 	case !problem.Is(err, problem.NotFound):
 		return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
 	}
 	// Every page by path carries the sitemap's tags (the channel, the
 	// containers of its dynamic pages): when they change, so do the
 	// tags of every path, whose node may be the same.
-	all := err == nil && !flat.gone && !slices.Equal(o.Tags, flat.tags)
-	var newPaths []string
-	var newNodes map[string][]byte
-	if !flat.gone {
-		if newPaths, newNodes, err = sitemapNodes(flat.body); err != nil {
+	all := err == nil && !flat.gone && !slices.Equal(info.Tags, flat.tags)
+	seed := maphash.MakeSeed()
+	type oldNode struct {
+		hash uint64
+		at   int // place in the stored sitemap
+	}
+	old := map[string]oldNode{}
+	if rc != nil {
+		err := scanSitemap(rc, func(path string, node []byte) error {
+			old[path] = oldNode{hash: maphash.Bytes(seed, node), at: len(old)}
+			return nil
+		})
+		switch {
+		case errors.Is(err, errNotSitemap):
+			p.log.Warn("publisher: unreadable sitemap in the store; rendering every path", "key", flat.key, "err", err)
+			old = map[string]oldNode{}
+		case err != nil:
 			return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
 		}
 	}
-	oldPaths, oldNodes, err := sitemapNodes(old)
-	if err != nil {
-		p.log.Warn("publisher: unreadable sitemap in the store; rendering every path", "key", flat.key, "err", err)
-		oldPaths, oldNodes = nil, nil
-	}
 	var out []string
-	for _, path := range newPaths {
-		if prev, ok := oldNodes[path]; all || !ok || !bytes.Equal(prev, newNodes[path]) {
-			out = append(out, path)
+	if !flat.gone {
+		err := scanSitemapBytes(flat.body, func(path string, node []byte) error {
+			prev, ok := old[path]
+			if all || !ok || prev.hash != maphash.Bytes(seed, node) {
+				out = append(out, path)
+			}
+			delete(old, path)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
 		}
 	}
-	for _, path := range oldPaths {
-		if _, ok := newNodes[path]; !ok {
-			out = append(out, path)
-		}
+	removed := make([]string, 0, len(old))
+	for path := range old {
+		removed = append(removed, path)
 	}
-	return out, nil
+	slices.SortFunc(removed, func(a, b string) int { return old[a].at - old[b].at })
+	return append(out, removed...), nil
 }
 
-// sitemapNodes reads a flat sitemap object: its paths in order and each
-// path's node as it is written. An empty body has none. It scans the
-// bytes rather than decoding them (a sitemap of 100,000 nodes is some
-// 20 MB, which encoding/json's tokenizer takes most of a second over): it
-// finds where each key and value begin and end, and refuses what is not
-// an object of JSON values.
+// errNotSitemap is what scanSitemap answers for a body that is not a
+// flat sitemap object.
+var errNotSitemap = errors.New("flat sitemap is not a JSON object")
+
+// scanSitemap reads a flat sitemap object from r and calls fn with each
+// path and its node as it is written, in order; node is valid only during
+// the call. An empty body has none. It holds a node at a time, not the
+// body (some 20 MB for 100,000 nodes), and scans the bytes rather than
+// decoding them (encoding/json's tokenizer takes most of a second over
+// such a body): it finds where each key and value begin and end, and
+// refuses what is not an object of JSON values (errNotSitemap). An error
+// of r or of fn ends it and is returned.
+func scanSitemap(r io.Reader, fn func(path string, node []byte) error) error {
+	return (&sitemapScanner{r: r, buf: make([]byte, 0, 64<<10)}).scan(fn)
+}
+
+// scanSitemapBytes is scanSitemap over a body in memory.
+func scanSitemapBytes(body []byte, fn func(path string, node []byte) error) error {
+	return (&sitemapScanner{buf: body, eof: true}).scan(fn)
+}
+
+// sitemapScanner is the state of scanSitemap: buf holds what was read of
+// r and not yet scanned past.
+type sitemapScanner struct {
+	r   io.Reader
+	buf []byte
+	eof bool
+}
+
+// more reads more of r into the buffer, after dropping its first from
+// bytes, and reports whether it got any.
+func (s *sitemapScanner) more(from int) (bool, error) {
+	if s.eof {
+		return false, nil
+	}
+	n := copy(s.buf, s.buf[from:])
+	s.buf = s.buf[:n]
+	if n == cap(s.buf) {
+		s.buf = slices.Grow(s.buf, n)
+	}
+	for {
+		m, err := s.r.Read(s.buf[n:cap(s.buf)])
+		s.buf = s.buf[:n+m]
+		if err == io.EOF {
+			s.eof = true
+			return m > 0, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read sitemap: %w", err)
+		}
+		if m > 0 {
+			return true, nil
+		}
+	}
+}
+
+func (s *sitemapScanner) scan(fn func(path string, node []byte) error) error {
+	// The opening brace, or an empty body.
+	i := 0
+	for {
+		if i = skipSpace(s.buf, i); i < len(s.buf) {
+			break
+		}
+		got, err := s.more(i)
+		if err != nil {
+			return err
+		}
+		if !got {
+			return nil // nothing but space
+		}
+		i = 0
+	}
+	if s.buf[i] != '{' {
+		return errNotSitemap
+	}
+	i++
+	first := true
+	for {
+		next, path, node, state := entry(s.buf, i, first)
+		switch state {
+		case entryMore:
+			got, err := s.more(i)
+			if err != nil {
+				return err
+			}
+			if !got {
+				return errNotSitemap
+			}
+			i = 0 // and scan the same entry again
+			continue
+		case entryBad:
+			return errNotSitemap
+		case entryEnd:
+			// Nothing but space may follow.
+			for i = next; ; i = 0 {
+				if skipSpace(s.buf, i) != len(s.buf) {
+					return errNotSitemap
+				}
+				got, err := s.more(len(s.buf))
+				if err != nil {
+					return err
+				}
+				if !got {
+					return nil
+				}
+			}
+		}
+		if err := fn(path, node); err != nil {
+			return err
+		}
+		i, first = next, false
+	}
+}
+
+// What entry found.
+const (
+	entryOK   = iota // a path and its node
+	entryEnd         // the closing brace
+	entryMore        // the buffer ends before the entry does
+	entryBad         // not JSON of a flat sitemap
+)
+
+// entry scans the entry of a flat sitemap that starts at b[i] (after the
+// opening brace or a node): a comma unless first, the path and the node,
+// or the closing brace. It returns where the next one starts.
+func entry(b []byte, i int, first bool) (next int, path string, node []byte, state int) {
+	if i = skipSpace(b, i); i >= len(b) {
+		return 0, "", nil, entryMore
+	}
+	if b[i] == '}' {
+		return i + 1, "", nil, entryEnd
+	}
+	if !first {
+		if b[i] != ',' {
+			return 0, "", nil, entryBad
+		}
+		if i = skipSpace(b, i+1); i >= len(b) {
+			return 0, "", nil, entryMore
+		}
+	}
+	if b[i] != '"' {
+		return 0, "", nil, entryBad
+	}
+	end, ok := skipValue(b, i)
+	switch {
+	case end >= len(b):
+		return 0, "", nil, entryMore
+	case !ok:
+		return 0, "", nil, entryBad
+	}
+	path = string(b[i+1 : end-1])
+	if bytes.IndexByte(b[i:end], '\\') >= 0 {
+		if err := json.Unmarshal(b[i:end], &path); err != nil {
+			return 0, "", nil, entryBad
+		}
+	}
+	if i = skipSpace(b, end); i >= len(b) {
+		return 0, "", nil, entryMore
+	}
+	if b[i] != ':' {
+		return 0, "", nil, entryBad
+	}
+	if i = skipSpace(b, i+1); i >= len(b) {
+		return 0, "", nil, entryMore
+	}
+	// A value that reaches the end of the buffer may go on past it (a
+	// number); a node is followed by a comma or the brace anyway.
+	switch end, ok = skipValue(b, i); {
+	case end >= len(b):
+		return 0, "", nil, entryMore
+	case !ok:
+		return 0, "", nil, entryBad
+	}
+	return end, path, b[i:end], entryOK
+}
+
+// sitemapNodes reads a flat sitemap object in memory: its paths in order
+// and each path's node as it is written (slices of body).
 func sitemapNodes(body []byte) ([]string, map[string][]byte, error) {
 	nodes := map[string][]byte{}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return nil, nodes, nil
-	}
-	bad := fmt.Errorf("flat sitemap is not a JSON object")
-	i := skipSpace(body, 0)
-	if body[i] != '{' {
-		return nil, nil, bad
-	}
 	var paths []string
-	for i++; ; {
-		if i = skipSpace(body, i); i >= len(body) {
-			return nil, nil, bad
-		}
-		if body[i] == '}' {
-			if skipSpace(body, i+1) != len(body) {
-				return nil, nil, bad
-			}
-			return paths, nodes, nil
-		}
-		if len(paths) > 0 {
-			if body[i] != ',' {
-				return nil, nil, bad
-			}
-			i = skipSpace(body, i+1)
-		}
-		end, ok := skipValue(body, i)
-		if !ok || body[i] != '"' {
-			return nil, nil, bad
-		}
-		path := string(body[i+1 : end-1])
-		if bytes.IndexByte(body[i:end], '\\') >= 0 {
-			if err := json.Unmarshal(body[i:end], &path); err != nil {
-				return nil, nil, bad
-			}
-		}
-		if i = skipSpace(body, end); i >= len(body) || body[i] != ':' {
-			return nil, nil, bad
-		}
-		i = skipSpace(body, i+1)
-		if end, ok = skipValue(body, i); !ok {
-			return nil, nil, bad
-		}
+	err := scanSitemapBytes(body, func(path string, node []byte) error {
 		paths = append(paths, path)
-		nodes[path] = body[i:end]
-		i = end
+		nodes[path] = node
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
 	}
+	return paths, nodes, nil
 }
 
 func skipSpace(b []byte, i int) int {
@@ -204,7 +364,7 @@ func skipValue(b []byte, i int) (int, bool) {
 				}
 			}
 			if j >= len(b) {
-				return 0, false
+				return len(b), false
 			}
 			if depth == 0 {
 				return j + 1, true
@@ -229,8 +389,15 @@ func skipValue(b []byte, i int) (int, bool) {
 
 // sitemapPaths returns the keys of a flat sitemap object, in order.
 func sitemapPaths(body []byte) ([]string, error) {
-	paths, _, err := sitemapNodes(body)
-	return paths, err
+	var paths []string
+	err := scanSitemapBytes(body, func(path string, _ []byte) error {
+		paths = append(paths, path)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return paths, nil
 }
 
 // treeSource is a render.Source that reads each channel's pages and the

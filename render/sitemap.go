@@ -1,6 +1,8 @@
 package render
 
 import (
+	"cmp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -166,9 +168,7 @@ func (j *job) buildSitemap(channel string) (*sitemapTree, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		for _, d := range ds {
-			items[d.Binding] = append(items[d.Binding], d)
-		}
+		groupDynamic(items, ds)
 	}
 
 	taken := map[string]bool{}
@@ -212,6 +212,27 @@ func (j *job) buildSitemap(channel string) (*sitemapTree, []string, error) {
 		return out
 	}
 	return &sitemapTree{channel: ch.Name, roots: build(roots, "")}, tags, nil
+}
+
+// groupDynamic puts the items of each binding in items, in the order of
+// ds. Sources answer them grouped by binding, in order: then each is a
+// slice of ds, not a copy (a dynamic page over N items would hold its
+// items twice while its tree is built, some 50 bytes a node).
+func groupDynamic(items [][]source.DynamicItem, ds []source.DynamicItem) {
+	if slices.IsSortedFunc(ds, func(a, b source.DynamicItem) int { return cmp.Compare(a.Binding, b.Binding) }) {
+		for start := 0; start < len(ds); {
+			end := start + 1
+			for end < len(ds) && ds[end].Binding == ds[start].Binding {
+				end++
+			}
+			items[ds[start].Binding] = ds[start:end:end]
+			start = end
+		}
+		return
+	}
+	for _, d := range ds {
+		items[d.Binding] = append(items[d.Binding], d)
+	}
 }
 
 // sitemap renders GET /{locale}/sitemap/flat/{channel} (an object keyed by
