@@ -148,6 +148,14 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	if err != nil {
 		return res, err
 	}
+	// The pages by path of the items published, where their path is
+	// theirs (nodes.go); the background lane renders them again with the
+	// whole sitemap.
+	out, nodes, err := p.publishNodes(ctx, site, evs, pl.kept, version)
+	res.out.add(out)
+	if err != nil {
+		return res, err
+	}
 	out, err = p.dropVariants(ctx, guid, drop, version, pl.affected)
 	res.out.add(out)
 	if err != nil {
@@ -161,7 +169,7 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	if err := p.saveMembers(ctx, guid, pl.members); err != nil {
 		return res, err
 	}
-	res.later = withoutKeys(withoutKeys(append(bg, pl.later...), own), now)
+	res.later = withoutKeys(withoutKeys(append(append(bg, pl.later...), nodes...), own), now)
 	for _, r := range res.later {
 		p.laterPurges.add(r.Key(), pl.hitTags[r.Key()])
 	}
