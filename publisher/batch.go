@@ -17,15 +17,16 @@ import (
 //     themselves (ownRequests: an item's own object, a page's), then
 //     plans the rest (plan.go, lists.go): what embeds what changed, and
 //     the list pages whose window of items changed;
-//  3. publish (write.go) renders and writes the plan's fast lane, with
-//     the sitemaps last and the pages by path whose node they changed
-//     (sitemap.go); the variants the plan names are dropped instead
-//     (variants.go);
+//  3. publish (write.go) renders and writes the plan's fast lane, then
+//     publishNodes (nodes.go) the pages by path of the items published
+//     behind a dynamic page, where their path is theirs; the variants the
+//     plan names are dropped instead (variants.go);
 //  4. the feed lists the changes (feed.go, the one place that writes it);
 //  5. handOff (handoff.go): in one transaction the cursor moves past the
 //     batch, its events are confirmed to the webhook dispatcher and its
 //     slow lane (list pages whose only change is their totalCount, past
-//     page 0) is queued in the backlog;
+//     page 0, the sitemaps and the pages by path) is queued in the
+//     backlog;
 //  6. the CDN purge is queued, to go out once edges have read the feed
 //     (purge.go);
 //  7. the backlog (backlog.go) renders the slow lane in the background, in
