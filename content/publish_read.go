@@ -23,6 +23,11 @@ const (
 		WHERE p.instance_id = $1 AND p.page_id = $2`
 	containerNamesSQL = `SELECT lower(reference_name) FROM containers WHERE instance_id = $1 ORDER BY 1`
 	channelNamesSQL   = `SELECT lower(name) FROM channels WHERE instance_id = $1 ORDER BY 1`
+	// dynamicChannelsSQL reads the channels with a dynamic page over one
+	// of the containers $2 (lower case).
+	dynamicChannelsSQL = `SELECT DISTINCT lower(ch.name) FROM pages p JOIN containers c ON c.id = p.dynamic_container_id
+		JOIN channels ch ON ch.id = p.channel_id
+		WHERE p.instance_id = $1 AND lower(c.reference_name) = ANY($2) ORDER BY 1`
 	publishedItemsSQL = `SELECT content_id FROM item_copies
 		WHERE instance_id = $1 AND locale = $2 AND published_version_id IS NOT NULL ORDER BY content_id`
 	publishedPagesSQL = `SELECT page_id FROM page_copies
@@ -75,6 +80,19 @@ func (s *Store) ChannelNames(ctx context.Context, inst Instance) ([]string, erro
 	var names []string
 	if err := s.db.SelectContext(ctx, &names, channelNamesSQL, inst.ID); err != nil {
 		return nil, fmt.Errorf("channels: %w", err)
+	}
+	return names, nil
+}
+
+// DynamicChannels returns the lower-case names of the channels that have
+// a dynamic page over one of the containers referenceNames, in order.
+func (s *Store) DynamicChannels(ctx context.Context, inst Instance, referenceNames []string) ([]string, error) {
+	if len(referenceNames) == 0 {
+		return nil, nil
+	}
+	var names []string
+	if err := s.db.SelectContext(ctx, &names, dynamicChannelsSQL, inst.ID, pq.Array(referenceNames)); err != nil {
+		return nil, fmt.Errorf("channels of dynamic pages: %w", err)
 	}
 	return names, nil
 }

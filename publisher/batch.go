@@ -17,15 +17,16 @@ import (
 //     themselves (ownRequests: an item's own object, a page's), then
 //     plans the rest (plan.go, lists.go): what embeds what changed, and
 //     the list pages whose window of items changed;
-//  3. publish (write.go) renders and writes the plan's fast lane, with
-//     the sitemaps last and the pages by path whose node they changed
-//     (sitemap.go); the variants the plan names are dropped instead
-//     (variants.go);
+//  3. publish (write.go) renders and writes the plan's fast lane, then
+//     publishNodes (nodes.go) the pages by path of the items published
+//     behind a dynamic page, where their path is theirs; the variants the
+//     plan names are dropped instead (variants.go);
 //  4. the feed lists the changes (feed.go, the one place that writes it);
 //  5. handOff (handoff.go): in one transaction the cursor moves past the
 //     batch, its events are confirmed to the webhook dispatcher and its
 //     slow lane (list pages whose only change is their totalCount, past
-//     page 0) is queued in the backlog;
+//     page 0, the sitemaps and the pages by path) is queued in the
+//     backlog;
 //  6. the CDN purge is queued, to go out once edges have read the feed
 //     (purge.go);
 //  7. the backlog (backlog.go) renders the slow lane in the background, in
@@ -148,6 +149,14 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	if err != nil {
 		return res, err
 	}
+	// The pages by path of the items published, where their path is
+	// theirs (nodes.go); the background lane renders them again with the
+	// whole sitemap.
+	out, nodes, err := p.publishNodes(ctx, site, evs, pl.kept, version)
+	res.out.add(out)
+	if err != nil {
+		return res, err
+	}
 	out, err = p.dropVariants(ctx, guid, drop, version, pl.affected)
 	res.out.add(out)
 	if err != nil {
@@ -161,7 +170,7 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	if err := p.saveMembers(ctx, guid, pl.members); err != nil {
 		return res, err
 	}
-	res.later = withoutKeys(withoutKeys(append(bg, pl.later...), own), now)
+	res.later = withoutKeys(withoutKeys(append(append(bg, pl.later...), nodes...), own), now)
 	for _, r := range res.later {
 		p.laterPurges.add(r.Key(), pl.hitTags[r.Key()])
 	}

@@ -27,12 +27,12 @@ func TestPlansAreIndexDriven(t *testing.T) {
 				name                               string
 				root, roots                        string
 				graph, heads, contents, containers string
-				versions, dynamic                  string
+				versions, dynamic, dynamicOf       string
 			}{
 				{"fetch", fetchItemRootSQL, fetchItemRootsSQL, fetchItemGraphSQL, fetchItemHeadsSQL, fetchContainerContentsSQL,
-					fetchContainerIDsSQL, fetchContainerVersionsSQL, fetchDynamicItemsSQL},
+					fetchContainerIDsSQL, fetchContainerVersionsSQL, fetchDynamicItemsSQL, fetchDynamicItemsOfSQL},
 				{"preview", previewItemRootSQL, previewItemRootsSQL, previewItemGraphSQL, previewItemHeadsSQL, previewContainerContentsSQL,
-					previewContainerIDsSQL, previewContainerVersionsSQL, previewDynamicItemsSQL},
+					previewContainerIDsSQL, previewContainerVersionsSQL, previewDynamicItemsSQL, previewDynamicItemsOfSQL},
 			} {
 				cases = append(cases,
 					plancheck.Case{Name: fl.name + " item root", SQL: fl.root, Args: []any{inst, en, ids.Mid}},
@@ -45,6 +45,7 @@ func TestPlansAreIndexDriven(t *testing.T) {
 					plancheck.Case{Name: fl.name + " whole small list", SQL: fl.containers, Args: []any{inst, en, pq.Array([]string{"tags"})}},
 					plancheck.Case{Name: fl.name + " small list versions", SQL: fl.versions, Args: []any{inst, en, pq.Array([]string{"tags", "authors"})}},
 					plancheck.Case{Name: fl.name + " small dynamic list", SQL: fl.dynamic, Args: []any{inst, en, pq.Array([]int64{ids.TagsContainer}), pq.Array([]string{"label"}), pq.Array([]string{"label"})}},
+					plancheck.Case{Name: fl.name + " two items of a large dynamic list", SQL: fl.dynamicOf, Args: []any{inst, en, pq.Array([]int64{ids.Posts}), pq.Array([]string{"title"}), pq.Array([]string{"title"}), pq.Array([]int64{ids.Mid, ids.Mid + 1})}},
 				)
 			}
 			plancheck.Check(t, f.Ctx, f.DB, n, cases)

@@ -278,6 +278,14 @@ const (
 			ORDER BY ic.item_order, ic.content_id OFFSET 0) AS ic
 		WHERE ic.instance_id = $1
 		ORDER BY b.n, ic.item_order, ic.content_id`
+	// dynamicItemsOfSQL is dynamicItemsSQL for the items among the ids $6
+	// only, each read by key.
+	dynamicItemsOfSQL = `SELECT b.n, ic.content_id, coalesce(%[2]s ->> b.field, ''), coalesce(%[2]s ->> nullif(b.title, ''), '')
+		FROM unnest((SELECT $3::bigint[]), (SELECT $4::text[]), (SELECT $5::text[])) WITH ORDINALITY AS b(container_id, field, title, n)
+		CROSS JOIN (SELECT DISTINCT unnest((SELECT $6::bigint[])) AS id) AS t
+		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.content_id = t.id AND ic.locale = $2%[1]s LIMIT 1) AS ic
+		WHERE ic.instance_id = $1 AND ic.container_id = b.container_id
+		ORDER BY b.n, ic.item_order, ic.content_id`
 )
 
 // The roots of an item graph are read first, by key and in full, with
@@ -334,6 +342,8 @@ var (
 	previewContainerContentsSQL = fmt.Sprintf(containerContentsSQL, "preview_count", itemPreviewSeen)
 	fetchDynamicItemsSQL        = fmt.Sprintf(dynamicItemsSQL, itemFetchSeen, "ic.published_fields")
 	previewDynamicItemsSQL      = fmt.Sprintf(dynamicItemsSQL, itemPreviewSeen, "ic.fields")
+	fetchDynamicItemsOfSQL      = fmt.Sprintf(dynamicItemsOfSQL, itemFetchSeen, "ic.published_fields")
+	previewDynamicItemsOfSQL    = fmt.Sprintf(dynamicItemsOfSQL, itemPreviewSeen, "ic.fields")
 	fetchItemGraphSQL           = fmt.Sprintf(itemGraphSQL, "ic.published_fields", itemFetchSeen,
 		"2, ic.published_version_id, ic.published_modified", fmt.Sprintf(itemLinks, "ic.published_fields"))
 	previewItemGraphSQL = fmt.Sprintf(itemGraphSQL, "ic.fields", itemPreviewSeen,
@@ -863,7 +873,30 @@ func (r *Reader) DynamicItems(ctx context.Context, inst content.Instance, locale
 	for i, b := range bindings {
 		ids[i], fields[i], titles[i] = b.ContainerID, b.PathField, b.TitleField
 	}
-	rows, err := r.query(ctx, q, inst.ID, locale, pq.Array(ids), pq.Array(fields), pq.Array(titles))
+	return r.dynamicItems(ctx, q, inst.ID, locale, pq.Array(ids), pq.Array(fields), pq.Array(titles))
+}
+
+// DynamicItemsOf answers as DynamicItems does, for the items among
+// contentIDs only, read by key whatever the size of their containers: the
+// sitemap as it would be if the dynamic pages showed only those items.
+// Up to the -2, -3, ... that make a path unique, their nodes are those of
+// the whole sitemap (the publisher renders a new item's page by path from
+// it: publisher/nodes.go).
+func (r *Reader) DynamicItemsOf(ctx context.Context, inst content.Instance, locale string, fl Flavour, bindings []DynamicBinding, contentIDs []int64) ([]DynamicItem, error) {
+	q, err := fl.pick(fetchDynamicItemsOfSQL, previewDynamicItemsOfSQL)
+	if err != nil || len(bindings) == 0 || len(contentIDs) == 0 {
+		return nil, err
+	}
+	ids := make([]int64, len(bindings))
+	fields, titles := make([]string, len(bindings)), make([]string, len(bindings))
+	for i, b := range bindings {
+		ids[i], fields[i], titles[i] = b.ContainerID, b.PathField, b.TitleField
+	}
+	return r.dynamicItems(ctx, q, inst.ID, locale, pq.Array(ids), pq.Array(fields), pq.Array(titles), pq.Array(contentIDs))
+}
+
+func (r *Reader) dynamicItems(ctx context.Context, q string, args ...any) ([]DynamicItem, error) {
+	rows, err := r.query(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load dynamic page items: %w", err)
 	}
