@@ -146,3 +146,22 @@ func TestBackgroundChunkRequeuesWhatABatchMissed(t *testing.T) {
 	e.check(t)
 	verifyClean(t, e, p)
 }
+
+// TestTreeEveryFollowsBuildTime checks that sitemap work is spaced by
+// Config.SitemapEvery, or by the time the last such chunk took when that
+// is longer, so that the background lane spends at most half its time on
+// it.
+func TestTreeEveryFollowsBuildTime(t *testing.T) {
+	t.Parallel()
+	p := &Publisher{cfg: Config{SitemapEvery: time.Second}}
+	for _, tc := range []struct{ build, want time.Duration }{
+		{0, time.Second},
+		{300 * time.Millisecond, time.Second},
+		{4 * time.Second, 4 * time.Second},
+	} {
+		p.lastTreeBuild.Store(int64(tc.build))
+		if got := p.treeEvery(); got != tc.want {
+			t.Errorf("treeEvery after a build of %v = %v, want %v", tc.build, got, tc.want)
+		}
+	}
+}
