@@ -17,12 +17,11 @@ import (
 
 // The background lane renders what batches queued in publish_backlog
 // (handoff.go): list pages past the first whose only change is their
-// totalCount. It takes backlogChunk requests at a time, oldest first, each
-// chunk under the instance's lock with a render number of its own, and
-// releases the lock between chunks, so that the next batch of events
-// waits for one chunk at most (and not at all for the objects its events
-// name, which it writes without the lock). One publisher at a time works
-// the backlog (a session lock), so two never render the same chunk.
+// totalCount, sitemaps and pages by path. It takes backlogChunk requests
+// at a time, oldest first, each chunk with a render number of its own,
+// and renders and writes them without the instance's lock (publishLater),
+// so that no batch of events waits for a chunk. One publisher at a time
+// works the backlog (a session lock), so two never render the same chunk.
 
 // backlogChunk is how many requests one background chunk renders, and
 // treeChunk how many sitemaps and pages by path it may render besides:
@@ -42,6 +41,13 @@ const (
 	backlogWaitingSQL = `SELECT EXISTS (SELECT 1 FROM publish_backlog)`
 )
 
+// backlogRow is a request queued in publish_backlog, by key and queue
+// number: deleted by those, so that one queued again meanwhile stays.
+type backlogRow struct {
+	Key    string `db:"key"`
+	Queued int64  `db:"queued"`
+}
+
 // runBacklog renders the next chunk of the backlog, if this publisher can
 // take the backlog (with wait, it waits for it), and returns how many
 // requests it took. Without wait, it leaves sitemaps and pages by path
@@ -54,10 +60,9 @@ func (p *Publisher) runBacklog(ctx context.Context, wait bool) (n int, after tim
 	}
 	defer l.release()
 	var rows []struct {
-		Key     string `db:"key"`
+		backlogRow
 		Guid    string `db:"guid"`
 		Request string `db:"request"`
-		Queued  int64  `db:"queued"`
 	}
 	if err := p.db.SelectContext(ctx, &rows, nextBacklogSQL, treeChunk); err != nil || len(rows) == 0 {
 		if err != nil {
@@ -68,14 +73,16 @@ func (p *Publisher) runBacklog(ctx context.Context, wait bool) (n int, after tim
 	var order []string
 	byInstance := map[string][]fetch.Request{}
 	taken, tree, others := rows[:0], false, 0
-	since := time.Since(time.Unix(0, p.lastTreeWork.Load()))
-	treeDue := wait || since >= p.cfg.SitemapEvery
+	start := time.Now()
+	since := start.Sub(time.Unix(0, p.lastTreeWork.Load()))
+	every := p.treeEvery()
+	treeDue := wait || since >= every
 	for _, r := range rows {
 		req, err := parseRequestString(r.Request)
 		switch {
 		case err == nil && treeWork(req):
 			if !treeDue {
-				after = p.cfg.SitemapEvery - since
+				after = every - since
 				continue
 			}
 			tree = true
@@ -96,21 +103,28 @@ func (p *Publisher) runBacklog(ctx context.Context, wait bool) (n int, after tim
 	}
 	changed := 0
 	var purge []string
+	done := make([]backlogRow, len(taken))
+	for i, r := range taken {
+		done[i] = r.backlogRow
+	}
 	for _, guid := range order {
-		out, err := p.publishLater(ctx, guid, byInstance[guid])
+		out, found, err := p.publishLater(ctx, guid, byInstance[guid])
 		if err != nil {
 			return 0, 0, err
 		}
+		done = append(done, found...)
 		changed += len(out.changed)
 		for _, c := range out.changed {
 			purge = append(purge, p.backlogPurge(guid, c)...)
 		}
 	}
 	if tree {
-		p.lastTreeWork.Store(time.Now().UnixNano())
+		end := time.Now()
+		p.lastTreeBuild.Store(int64(end.Sub(start)))
+		p.lastTreeWork.Store(end.UnixNano())
 	}
-	keys, queued := make([]string, len(taken)), make([]int64, len(taken))
-	for i, r := range taken {
+	keys, queued := make([]string, len(done)), make([]int64, len(done))
+	for i, r := range done {
 		keys[i], queued[i] = r.Key, r.Queued
 	}
 	if _, err := p.db.ExecContext(ctx, doneBacklogSQL, pq.Array(keys), pq.Array(queued)); err != nil {
@@ -123,12 +137,22 @@ func (p *Publisher) runBacklog(ctx context.Context, wait bool) (n int, after tim
 	return len(taken), after, nil
 }
 
+// treeEvery is how long the background lane waits, after a chunk that
+// rendered sitemaps or pages by path, before it renders such work again:
+// Config.SitemapEvery, or as long as that chunk took if it took longer.
+// So at most half of the lane's time goes to building sitemaps, whatever
+// their size: behind a dynamic page of 100,000 items a build takes
+// seconds of CPU that the renders of the next batches share.
+func (p *Publisher) treeEvery() time.Duration {
+	return max(p.cfg.SitemapEvery, time.Duration(p.lastTreeBuild.Load()))
+}
+
 // treeWork tells whether req builds its channel's whole sitemap: a
 // sitemap, or a page by path. Behind a dynamic page of N items that is a
-// read of N items, and a chunk holds the instance lock meanwhile, which
-// the next batch of the instance waits for; so the background lane does
-// such work at most once per Config.SitemapEvery, for everything queued
-// by then (a key is queued once, however many batches ask for it).
+// read of N items and seconds of CPU, which the renders of the next
+// batches share; so the background lane does such work at most once per
+// treeEvery, for everything queued by then (a key is queued once,
+// however many batches ask for it).
 func treeWork(req fetch.Request) bool {
 	switch req.Kind {
 	case fetch.SitemapFlat, fetch.SitemapNested, fetch.PageByPath:
@@ -186,27 +210,37 @@ func (q *laterPurges) take(key string) []string {
 	return t
 }
 
-// publishLater renders and writes reqs of instance guid under its lock.
-func (p *Publisher) publishLater(ctx context.Context, guid string, reqs []fetch.Request) (outcome, error) {
+// publishLater renders and writes reqs of instance guid. The renders and
+// the store writes (behind a dynamic page of 100,000 items: a read of the
+// items and two sitemaps of some 22 MB) run without the instance lock, so
+// that batches never wait for them; the lock is held only to take the
+// render number (lockedVersion) and, when the chunk made objects a plan
+// finds by tag that it would not have found before, to ask whether a batch
+// planned meanwhile (plannedSince). Such a batch may have looked for those
+// objects before their rows existed, and changed what they show after
+// this chunk read it. So they are queued in the backlog as they are
+// written (writeOpts.queueFound), and left there, for the next chunk to
+// render with a number larger than that batch's; otherwise publishLater
+// returns them (found) for runBacklog to delete with the chunk's rows.
+// Every other write of this chunk is ordered by render numbers alone
+// (README, "Concurrency and crashes").
+func (p *Publisher) publishLater(ctx context.Context, guid string, reqs []fetch.Request) (_ outcome, found []backlogRow, _ error) {
 	site, err := render.LoadSite(ctx, p.content, guid)
 	if problem.Is(err, problem.NotFound) {
-		return outcome{}, nil // the instance is gone, and its objects with it
+		return outcome{}, nil, nil // the instance is gone, and its objects with it
 	}
 	if err != nil {
-		return outcome{}, err
+		return outcome{}, nil, err
 	}
-	l, err := p.lockInstance(ctx, guid)
+	version, err := p.lockedVersion(ctx, guid)
 	if err != nil {
-		return outcome{}, err
-	}
-	defer l.release()
-	version, err := p.nextVersion(ctx)
-	if err != nil {
-		return outcome{}, err
+		return outcome{}, nil, err
 	}
 	// The list windows come from the memberships the batches saved, read
-	// under the lock: the state of the latest batch, which queued again
-	// whatever it changed.
+	// after the render number was taken under the lock: the state of the
+	// latest batch that held the lock before it, or newer. A batch that
+	// changes them later renders with a larger number and queues again
+	// whatever it left to this lane.
 	var members []membership
 	seen := map[string]bool{}
 	for _, r := range reqs {
@@ -221,13 +255,32 @@ func (p *Publisher) publishLater(ctx context.Context, guid string, reqs []fetch.
 			continue
 		}
 		if err != nil {
-			return outcome{}, fmt.Errorf("list members: %w", err)
+			return outcome{}, nil, fmt.Errorf("list members: %w", err)
 		}
 		members = append(members, membership{locale: r.Locale, referenceName: ref, ids: ids})
 	}
-	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, expand: true, members: members}, nil)
+	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, expand: true, members: members, queueFound: true}, nil)
 	p.stats.background.Add(int64(out.rendered))
-	return out, err
+	if err != nil {
+		return out, nil, err
+	}
+	for _, c := range out.changed {
+		if c.found {
+			found = append(found, backlogRow{Key: c.key, Queued: c.queued})
+		}
+	}
+	if len(found) == 0 {
+		return out, nil, nil
+	}
+	missed, err := p.plannedSince(ctx, guid, version)
+	if err != nil {
+		return out, nil, err
+	}
+	if missed {
+		p.stats.requeued.Add(int64(len(found)))
+		return out, nil, nil
+	}
+	return out, found, nil
 }
 
 // Backlog returns how many requests the background lane has queued

@@ -133,8 +133,10 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	}
 	drop := splitVariants(pl)
 	// The render number is taken after the plan read the objects table,
-	// so it is larger than that of any write the plan could have missed.
-	version, err := p.nextVersion(ctx)
+	// so it is larger than that of any write the plan could have missed,
+	// and recorded: a background chunk that created objects meanwhile
+	// learns that this plan may not have found them (plannedSince).
+	version, err := p.planVersion(ctx, guid)
 	if err != nil {
 		return res, err
 	}

@@ -3,6 +3,8 @@ package publisher
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -53,6 +55,11 @@ func (p *Publisher) handOff(ctx context.Context, evs []eventlog.Event, later []d
 	for i, e := range evs {
 		ids[i] = e.ID
 	}
+	// In key order, as a background chunk queues what it found
+	// (queueFound), so that the two never wait for each other's rows in a
+	// cycle.
+	later = slices.Clone(later)
+	slices.SortFunc(later, func(a, b deferred) int { return strings.Compare(a.req.Key(), b.req.Key()) })
 	var keys, guids, reqs []string
 	seen := map[string]bool{}
 	for _, d := range later {

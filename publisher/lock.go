@@ -97,3 +97,54 @@ func discard(conn *sqlx.Conn) {
 func (p *Publisher) lockInstance(ctx context.Context, guid string) (*lock, error) {
 	return p.acquire(ctx, true, instanceSpace, 0, guid)
 }
+
+const (
+	// planVersionSQL takes a render number for a batch of instance $1
+	// that has just planned, and records it as the instance's latest.
+	planVersionSQL = `INSERT INTO publisher_plans (guid, version) VALUES ($1, nextval('publisher_renders'))
+		ON CONFLICT (guid) DO UPDATE SET version = excluded.version RETURNING version`
+	lastPlanSQL = `SELECT coalesce((SELECT version FROM publisher_plans WHERE guid = $1), 0)`
+)
+
+// planVersion takes the render number of a batch of instance guid whose
+// plan has read the objects table, and records it for plannedSince, in
+// one statement. The caller holds the instance lock.
+func (p *Publisher) planVersion(ctx context.Context, guid string) (int64, error) {
+	var v int64
+	if err := p.db.GetContext(ctx, &v, planVersionSQL, guid); err != nil {
+		return 0, fmt.Errorf("render number: %w", err)
+	}
+	return v, nil
+}
+
+// lockedVersion takes a render number under the instance lock, and
+// releases the lock at once. Every other writer of the instance that
+// holds the lock from its render number to its writes (batches,
+// write-backs, republish) then either took a smaller number and read
+// content before this one was taken, or takes a larger one: a number
+// smaller than this one never stands for a newer read.
+func (p *Publisher) lockedVersion(ctx context.Context, guid string) (int64, error) {
+	l, err := p.lockInstance(ctx, guid)
+	if err != nil {
+		return 0, err
+	}
+	defer l.release()
+	return p.nextVersion(ctx)
+}
+
+// plannedSince reports, under the instance lock, whether a batch of
+// instance guid took its plan's render number after version. Once it
+// returns false, every batch that plans later holds the instance lock
+// after the caller's writes were committed, and sees them.
+func (p *Publisher) plannedSince(ctx context.Context, guid string, version int64) (bool, error) {
+	l, err := p.lockInstance(ctx, guid)
+	if err != nil {
+		return false, err
+	}
+	defer l.release()
+	var last int64
+	if err := p.db.GetContext(ctx, &last, lastPlanSQL, guid); err != nil {
+		return false, fmt.Errorf("latest plan: %w", err)
+	}
+	return last > version, nil
+}

@@ -115,9 +115,10 @@ type Config struct {
 	ListPages int
 	// SitemapEvery is how often at most the background lane renders
 	// sitemaps and pages by path (default 1 s): each builds its channel's
-	// whole sitemap, under the instance lock that batches wait for, so
-	// under a stream of publishes it renders them for all the publishes
-	// of the interval at once.
+	// whole sitemap, so under a stream of publishes it renders them for
+	// all the publishes of the interval at once. After a chunk of such
+	// work that took longer than SitemapEvery, the lane waits as long as
+	// it took, so that it spends at most half its time on them.
 	SitemapEvery time.Duration
 }
 
@@ -134,7 +135,7 @@ type Publisher struct {
 	reads *source.Reader
 	log   *slog.Logger
 
-	stats struct{ rendered, written, deferred, background, dropped atomic.Int64 }
+	stats struct{ rendered, written, deferred, background, requeued, dropped atomic.Int64 }
 
 	// variantTouch is how often a variant's last read is recorded at
 	// most (variants.go); tests shorten it.
@@ -153,8 +154,10 @@ type Publisher struct {
 	// write.
 	laterPurges laterPurges
 	// lastTreeWork is when the background lane last rendered sitemaps
-	// or pages by path (Unix nanoseconds).
-	lastTreeWork atomic.Int64
+	// or pages by path (Unix nanoseconds), and lastTreeBuild how long
+	// that chunk took (nanoseconds; see treeEvery).
+	lastTreeWork  atomic.Int64
+	lastTreeBuild atomic.Int64
 
 	// feedWake asks followFeed to flush the feed.
 	feedWake chan struct{}
@@ -165,6 +168,10 @@ type Publisher struct {
 	// afterChunk, when set (by tests), runs after each chunk of objects
 	// is committed.
 	afterChunk func()
+
+	// beforeWrite, when set (by tests), gets each chunk of rendered
+	// objects before its transaction begins.
+	beforeWrite func([]*rendered)
 
 	// afterBatch, when set (by tests), gets the events of each batch once
 	// they are confirmed and the cursor has moved past them.
@@ -244,6 +251,10 @@ type Stats struct {
 	// Background counts renders of the background lane, which Rendered
 	// includes.
 	Background int64
+	// Requeued counts objects a background chunk created (or gave a new
+	// tag) and left queued for the next chunk, because a batch planned
+	// while it rendered them (backlog.go).
+	Requeued int64
 	// Dropped counts variants deleted instead of rendered again, by a
 	// batch or past the cap (variants.go); Written includes them.
 	Dropped int64
@@ -252,7 +263,8 @@ type Stats struct {
 // Stats returns the counts so far.
 func (p *Publisher) Stats() Stats {
 	return Stats{Rendered: p.stats.rendered.Load(), Written: p.stats.written.Load(),
-		Deferred: p.stats.deferred.Load(), Background: p.stats.background.Load(), Dropped: p.stats.dropped.Load()}
+		Deferred: p.stats.deferred.Load(), Background: p.stats.background.Load(), Requeued: p.stats.requeued.Load(),
+		Dropped: p.stats.dropped.Load()}
 }
 
 // Run publishes until ctx is cancelled: it follows the event log, works the

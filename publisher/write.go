@@ -135,6 +135,12 @@ type writeOpts struct {
 	// members, when src is not set, are memberships the renders take list
 	// windows from (treeSource).
 	members []membership
+	// queueFound queues in publish_backlog, in the transaction that
+	// writes them, the objects a plan finds now and would not have found
+	// before (change.found): a background chunk deletes them from the
+	// backlog once it knows no batch planned meanwhile (publishLater),
+	// and a crash before that leaves them queued.
+	queueFound bool
 }
 
 // change is an object whose stored state changed.
@@ -142,6 +148,27 @@ type change struct {
 	key              string
 	req              fetch.Request
 	oldTags, newTags []string
+	// found is set when a plan looking for the object by tag would find
+	// it now where it would not have before the write: the object is new
+	// (no live row before), or its row gained a tag.
+	found bool
+	// queued is, with writeOpts.queueFound, the queue number of a found
+	// object in publish_backlog.
+	queued int64
+}
+
+// gained reports whether now holds a tag that before lacks.
+func gained(before, now []string) bool {
+	had := make(map[string]bool, len(before))
+	for _, t := range before {
+		had[t] = true
+	}
+	for _, t := range now {
+		if !had[t] {
+			return true
+		}
+	}
+	return false
 }
 
 // outcome is what a publish did.
@@ -406,6 +433,9 @@ const (
 // or deletes those whose stored state differs (all of them with force),
 // and records the new state and the changed keys.
 func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered, opts writeOpts) (outcome, error) {
+	if p.beforeWrite != nil {
+		p.beforeWrite(rs)
+	}
 	rs = slices.Clone(rs)
 	sort.Slice(rs, func(i, j int) bool { return rs[i].key < rs[j].key })
 	var out outcome
@@ -507,7 +537,8 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 			u.etags = append(u.etags, o.r.etag)
 			u.tags = append(u.tags, strings.Join(o.r.rowTags(), " "))
 			changed = append(changed, o.r.key)
-			out.changed = append(out.changed, change{key: o.r.key, req: o.r.req, oldTags: o.row.Tags, newTags: o.r.rowTags()})
+			out.changed = append(out.changed, change{key: o.r.key, req: o.r.req, oldTags: o.row.Tags, newTags: o.r.rowTags(),
+				found: !o.r.gone && (!o.row.ETag.Valid || gained(o.row.Tags, o.r.rowTags()))})
 			if o.r.gone {
 				out.deleted++
 			} else {
@@ -530,6 +561,9 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 				return fmt.Errorf("record changes: %w", err)
 			}
 		}
+		if opts.queueFound {
+			return queueFound(ctx, tx, guid, out.changed)
+		}
 		return nil
 	})
 	if err != nil {
@@ -537,6 +571,37 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 	}
 	p.stats.written.Add(int64(out.written + out.deleted))
 	return out, nil
+}
+
+// queueFoundSQL is queueBacklogSQL, giving the queue numbers.
+const queueFoundSQL = queueBacklogSQL + ` RETURNING key, queued`
+
+// queueFound queues the found changes of a chunk of instance guid in the
+// backlog, in key order (as handOff does, so that the two never wait for
+// each other's rows in a cycle), and records their queue numbers.
+func queueFound(ctx context.Context, tx *sqlx.Tx, guid string, changes []change) error {
+	var keys, guids, reqs []string
+	at := map[string]int{}
+	for i, c := range changes {
+		if c.found {
+			keys, guids, reqs = append(keys, c.key), append(guids, guid), append(reqs, requestString(c.req))
+			at[c.key] = i
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	var rows []struct {
+		Key    string `db:"key"`
+		Queued int64  `db:"queued"`
+	}
+	if err := tx.SelectContext(ctx, &rows, queueFoundSQL, pq.Array(keys), pq.Array(guids), pq.Array(reqs)); err != nil {
+		return fmt.Errorf("queue backlog: %w", err)
+	}
+	for _, r := range rows {
+		changes[at[r.Key]].queued = r.Queued
+	}
+	return nil
 }
 
 // nextVersion takes a render number.
