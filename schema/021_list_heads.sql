@@ -22,3 +22,11 @@ BEGIN
 END $$;
 CREATE TRIGGER event_confirmations_notify AFTER INSERT ON event_confirmations
     FOR EACH STATEMENT EXECUTE FUNCTION edgecms_notify_confirmations();
+
+-- 3. Every batch finds the objects a change affects by tag (objects_tags,
+--    GIN). With the default fast update, inserted tags wait in a pending
+--    list of up to 4 MB that every scan reads in full: after a republish
+--    of 100,000 items that is 60-80 ms a lookup on an idle machine, twice
+--    a batch. The smallest list (64 kB) is merged into the index about
+--    every hundred objects written, so a lookup reads at most that.
+ALTER INDEX objects_tags SET (gin_pending_list_limit = 64);
