@@ -19,6 +19,17 @@ const (
 	visibleItemsSQL = `SELECT c.id, coalesce((SELECT array_agg(ic.content_id ORDER BY ic.item_order, ic.content_id)
 			FROM item_copies ic WHERE ic.container_id = c.id AND ic.locale = $2 AND ic.published_version_id IS NOT NULL), '{}')
 		FROM containers c WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($3)`
+	// visibleHeadSQL reads how many of the container's copies in the
+	// locale are published (container_counts, kept by triggers) and the
+	// first $4 of them from the index in container order: $4 index
+	// entries, whatever the container's size. The LIMIT is a sub-select
+	// so that custom and generic plans estimate it alike.
+	visibleHeadSQL = `SELECT c.id,
+			coalesce((SELECT cc.fetch_count FROM container_counts cc WHERE cc.container_id = c.id AND cc.locale = $2), 0),
+			ARRAY(SELECT ic.content_id FROM item_copies ic
+				WHERE ic.container_id = c.id AND ic.locale = $2 AND ic.published_version_id IS NOT NULL
+				ORDER BY ic.item_order, ic.content_id LIMIT (SELECT $4::int))
+		FROM containers c WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($3)`
 	pageChannelSQL = `SELECT lower(ch.name) FROM pages p JOIN channels ch ON ch.id = p.channel_id
 		WHERE p.instance_id = $1 AND p.page_id = $2`
 	containerNamesSQL = `SELECT lower(reference_name) FROM containers WHERE instance_id = $1 ORDER BY 1`
@@ -48,6 +59,24 @@ func (s *Store) VisibleItems(ctx context.Context, inst Instance, locale, referen
 		return nil, false, fmt.Errorf("visible items of %s: %w", referenceName, err)
 	}
 	return ids, true, nil
+}
+
+// VisibleHead returns the first limit items of container referenceName
+// that have a published copy in locale, in container order, and how many
+// such items there are (the totalCount the Fetch API shows), and false
+// when there is no such container. It costs what limit asks, not the
+// container's size.
+func (s *Store) VisibleHead(ctx context.Context, inst Instance, locale, referenceName string, limit int) (ids []int64, total int, found bool, err error) {
+	var id int64
+	var head pq.Int64Array
+	err = s.db.QueryRowxContext(ctx, visibleHeadSQL, inst.ID, locale, referenceName, max(limit, 0)).Scan(&id, &total, &head)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, false, nil
+	}
+	if err != nil {
+		return nil, 0, false, fmt.Errorf("visible items of %s: %w", referenceName, err)
+	}
+	return head, total, true, nil
 }
 
 // PageChannel returns the lower-case name of the channel of page pageID,

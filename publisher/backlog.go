@@ -249,15 +249,13 @@ func (p *Publisher) publishLater(ctx context.Context, guid string, reqs []fetch.
 			continue
 		}
 		seen[membersKey(r.Locale, ref)] = true
-		var ids pq.Int64Array
-		err := p.db.GetContext(ctx, &ids, selectMembersSQL, guid, strings.ToLower(r.Locale), ref)
-		if isNoRows(err) {
-			continue
-		}
+		m, known, err := p.loadMembers(ctx, guid, r.Locale, ref)
 		if err != nil {
-			return outcome{}, nil, fmt.Errorf("list members: %w", err)
+			return outcome{}, nil, err
 		}
-		members = append(members, membership{locale: r.Locale, referenceName: ref, ids: ids})
+		if known {
+			members = append(members, m)
+		}
 	}
 	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, expand: true, members: members, queueFound: true}, nil)
 	p.stats.background.Add(int64(out.rendered))

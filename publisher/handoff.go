@@ -21,7 +21,10 @@ import (
 //   - event_confirmations gets a row per event: this is all the webhook
 //     dispatcher reads of the publisher, and it sends Published and
 //     Deleted only for confirmed events (webhooks.DispatcherConfig
-//     RequireConfirmation). Nothing else passes between them;
+//     RequireConfirmation). Its commit NOTIFYs edgecms_confirmations (a
+//     trigger, schema/021), on which dispatchers LISTEN, so they promote
+//     the events at once rather than at their next poll. Nothing else
+//     passes between them;
 //   - the batch's slow lane is queued in publish_backlog (backlog.go).
 //
 // A crash before it commits repeats the batch; after it, the backlog still

@@ -14,22 +14,46 @@ import (
 
 // List pages. A plain list page (no filter, no sort) of a container shows
 // a window of its visible items and their count (totalCount). The
-// publisher keeps, per container and locale, the visible items the pages
-// were last rendered from (list_members), and renders again only the pages
-// whose window or count changed, instead of every page on every change of
-// the container (its c: tag). Of those, page 0 and the pages that show an
-// item of the batch's events go in the fast lane; the others, which only
-// a shifted window or the count tells apart, in the slow lane (the
-// backlog): a new item in a container of 100,000 writes 2 list pages at
-// once and leaves 9,999 to the background.
+// publisher keeps, per container and locale, what the maintained pages
+// were last rendered from (list_members): the container's head, its first
+// Config.ListPages × 10 visible ids (all of them when fewer), and the
+// count. It renders again only the pages whose window or count changed,
+// instead of every page on every change of the container (its c: tag).
+// Of those, page 0 and the pages that show an item of the batch's events
+// go in the fast lane; the others, which only a shifted window or the
+// count tells apart, in the slow lane (the backlog): a new item in a
+// container of 100,000 writes 2 list pages at once and leaves 9 to the
+// background, and reads and writes some 100 ids to decide so, not
+// 100,000. A plain page deeper than the head (written back by the origin,
+// or kept under a larger ListPages before) has a window the head does not
+// tell: it is rendered again, in the slow lane, whenever the container
+// changes in a way an edit does not.
 
-// membership is the visible items of a container in one locale, as the
-// plain list pages must show them.
+// membership is what the plain list pages of a container in one locale
+// show: the head of its visible items, in container order, and their
+// count.
 type membership struct {
 	locale, referenceName string // configured locale code, lower-case name
-	ids                   []int64
+	head                  []int64
+	total                 int
 	gone                  bool // the container no longer exists
 }
+
+// window returns the ids a list page with skip and take shows, and false
+// when the head does not reach that far.
+func (m *membership) window(skip, take int) ([]int64, bool) {
+	if skip >= m.total {
+		return nil, true
+	}
+	if skip+take > len(m.head) && len(m.head) < m.total {
+		return nil, false
+	}
+	return window(m.head, skip, take), true
+}
+
+// headSize is how many ids of a container the memberships keep: those the
+// maintained list pages show.
+func (p *Publisher) headSize() int { return p.cfg.ListPages * listTake }
 
 // listCheck is what a batch's events say of a container in one locale.
 type listCheck struct {
@@ -44,47 +68,63 @@ const (
 	// listObjectsSQL skips variants: dropTouched drops them.
 	listObjectsSQL = `SELECT request FROM objects
 		WHERE guid = $1 AND locale = $2 AND list_of = $3 AND etag IS NOT NULL AND last_read IS NULL`
-	selectMembersSQL = `SELECT content_ids FROM list_members WHERE guid = $1 AND locale = $2 AND reference_name = $3`
-	// membersHaveSQL tells whether the recorded membership holds every
-	// item of $4.
-	membersHaveSQL = `SELECT content_ids @> $4::bigint[] FROM list_members
-		WHERE guid = $1 AND locale = $2 AND reference_name = $3`
+	selectMembersSQL = `SELECT head_ids, total FROM list_members WHERE guid = $1 AND locale = $2 AND reference_name = $3`
 )
+
+// loadMembers reads the membership the list pages of container ref were
+// last rendered from, and false when none is recorded.
+func (p *Publisher) loadMembers(ctx context.Context, guid, locale, ref string) (membership, bool, error) {
+	m := membership{locale: locale, referenceName: ref}
+	var head pq.Int64Array
+	err := p.db.QueryRowxContext(ctx, selectMembersSQL, guid, strings.ToLower(locale), ref).Scan(&head, &m.total)
+	if isNoRows(err) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, fmt.Errorf("list members: %w", err)
+	}
+	m.head = head
+	return m, true, nil
+}
 
 // listChanges compares a container's visible items in locale with those
 // its plain list pages were rendered from, and returns the list pages to
 // render at once and later, and the new membership to save (nil when
 // nothing changed).
+//
+// A batch whose events only publish items of the container (no
+// unpublish, delete, reorder or locale) is an edit when every item was
+// visible already, which changes no window (the order changes by list
+// events only) and needs no membership saved: either the recorded head
+// holds every item, or the count is as recorded (publishes only make
+// items visible, so if none became visible all were) and so is the head.
+// A change committed meanwhile whose event is in a later batch can make
+// the count look unchanged; that batch is not an edit, and compares with
+// the membership recorded before both.
 func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, ref string, chk *listCheck) (now, later []fetch.Request, _ *membership, _ error) {
 	guid := site.Instance.Guid
-	if !chk.others && len(chk.items) > 0 {
-		// A publish of items the lists show already changes no window
-		// (the order changes by list events only): an edit costs no
-		// read of the container.
-		var have bool
-		err := p.db.GetContext(ctx, &have, membersHaveSQL, guid, strings.ToLower(locale), ref, pq.Array(chk.items))
-		if err != nil && !isNoRows(err) {
-			return nil, nil, nil, fmt.Errorf("list members: %w", err)
-		}
-		if have {
-			chk.kept = true
-			return nil, nil, nil, nil
-		}
-	}
-	m := membership{locale: locale, referenceName: ref}
-	ids, found, err := p.content.VisibleItems(ctx, site.Instance, locale, ref)
+	old, known, err := p.loadMembers(ctx, guid, locale, ref)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m.ids, m.gone = ids, !found
-	var old pq.Int64Array
-	err = p.db.GetContext(ctx, &old, selectMembersSQL, guid, strings.ToLower(locale), ref)
-	known := err == nil
-	if err != nil && !isNoRows(err) {
-		return nil, nil, nil, fmt.Errorf("list members: %w", err)
-	}
-	if known && !m.gone && slices.Equal([]int64(old), m.ids) {
+	publishes := !chk.others && len(chk.items) > 0
+	if publishes && known && containsAll(old.head, chk.items) {
+		chk.kept = true
 		return nil, nil, nil, nil
+	}
+	m := membership{locale: locale, referenceName: ref}
+	head, total, found, err := p.content.VisibleHead(ctx, site.Instance, locale, ref, p.headSize())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m.head, m.total, m.gone = head, total, !found
+	same := known && found && old.total == m.total && slices.Equal(old.head, m.head)
+	if same && publishes {
+		chk.kept = true
+		return nil, nil, nil, nil
+	}
+	if same && len(m.head) >= m.total {
+		return nil, nil, nil, nil // every window known, and as it was
 	}
 	var stored []string
 	if err := p.db.SelectContext(ctx, &stored, listObjectsSQL, guid, strings.ToLower(locale), ref); err != nil {
@@ -100,7 +140,8 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 		if req.Skip == 0 {
 			return true
 		}
-		for _, id := range window(m.ids, req.Skip, req.Take) {
+		ids, _ := m.window(req.Skip, req.Take)
+		for _, id := range ids {
 			if named[id] {
 				return true
 			}
@@ -114,6 +155,14 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 			later = append(later, req)
 		}
 	}
+	changed := func(req fetch.Request) bool {
+		if !known || m.gone || old.total != m.total {
+			return true
+		}
+		was, ok := old.window(req.Skip, req.Take)
+		is, ok2 := m.window(req.Skip, req.Take)
+		return !ok || !ok2 || !slices.Equal(was, is)
+	}
 	have := map[string]bool{}
 	for _, s := range stored {
 		req, err := parseRequestString(s)
@@ -122,8 +171,7 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 			continue
 		}
 		have[req.Key()] = true
-		if !known || m.gone || len(old) != len(m.ids) ||
-			!slices.Equal(window(old, req.Skip, req.Take), window(m.ids, req.Skip, req.Take)) {
+		if changed(req) {
 			add(req)
 		}
 	}
@@ -135,13 +183,27 @@ func (p *Publisher) listChanges(ctx context.Context, site render.Site, locale, r
 	}
 	if !m.gone {
 		// The maintained pages the store lacks (the container grew).
-		for _, req := range listPages(guid, locale, ref, len(m.ids), p.cfg.ListPages) {
+		for _, req := range listPages(guid, locale, ref, m.total, p.cfg.ListPages) {
 			if !have[req.Key()] {
 				add(req)
 			}
 		}
 	}
 	return now, later, &m, nil
+}
+
+// containsAll tells whether ids holds every item of items.
+func containsAll(ids, items []int64) bool {
+	set := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	for _, id := range items {
+		if !set[id] {
+			return false
+		}
+	}
+	return true
 }
 
 // window returns the part of ids a list page with skip and take shows.
@@ -157,8 +219,8 @@ func window(ids []int64, skip, take int) []int64 {
 }
 
 const (
-	upsertMembersSQL = `INSERT INTO list_members (guid, locale, reference_name, content_ids) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (guid, locale, reference_name) DO UPDATE SET content_ids = excluded.content_ids`
+	upsertMembersSQL = `INSERT INTO list_members (guid, locale, reference_name, head_ids, total) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (guid, locale, reference_name) DO UPDATE SET head_ids = excluded.head_ids, total = excluded.total`
 	deleteMembersSQL = `DELETE FROM list_members WHERE guid = $1 AND locale = $2 AND reference_name = $3`
 )
 
@@ -170,11 +232,11 @@ func (p *Publisher) saveMembers(ctx context.Context, guid string, ms []membershi
 		if m.gone {
 			_, err = p.db.ExecContext(ctx, deleteMembersSQL, guid, strings.ToLower(m.locale), m.referenceName)
 		} else {
-			ids := m.ids
+			ids := m.head
 			if ids == nil {
 				ids = []int64{}
 			}
-			_, err = p.db.ExecContext(ctx, upsertMembersSQL, guid, strings.ToLower(m.locale), m.referenceName, pq.Array(ids))
+			_, err = p.db.ExecContext(ctx, upsertMembersSQL, guid, strings.ToLower(m.locale), m.referenceName, pq.Array(ids), m.total)
 		}
 		if err != nil {
 			return fmt.Errorf("save list members: %w", err)

@@ -365,15 +365,15 @@ func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.R
 			reqs = append(reqs, sitemapRequest(guid, l.Code, ch, false), sitemapRequest(guid, l.Code, ch, true))
 		}
 		for _, ref := range containers {
-			ids, found, err := p.content.VisibleItems(ctx, inst, l.Code, ref)
+			head, total, found, err := p.content.VisibleHead(ctx, inst, l.Code, ref, p.headSize())
 			if err != nil {
 				return nil, nil, err
 			}
 			if !found {
 				continue // deleted meanwhile
 			}
-			members = append(members, membership{locale: l.Code, referenceName: ref, ids: ids})
-			reqs = append(reqs, listPages(guid, l.Code, ref, len(ids), p.cfg.ListPages)...)
+			members = append(members, membership{locale: l.Code, referenceName: ref, head: head, total: total})
+			reqs = append(reqs, listPages(guid, l.Code, ref, total, p.cfg.ListPages)...)
 		}
 	}
 	return reqs, members, nil

@@ -408,18 +408,19 @@ func sitemapPaths(body []byte) ([]string, error) {
 // of them read content.
 //
 // It also answers the item windows of list pages from the memberships the
-// publisher holds (lists.go), when it holds the container's: a window deep
-// in a large container is then a slice, where Postgres reads every index
-// entry before it.
+// publisher holds (lists.go), when it holds the container's and its head
+// reaches the window: the pages are then rendered from exactly what the
+// membership saved with them records. A window past the head is read from
+// Postgres.
 type treeSource struct {
 	render.Source
 	render.SitemapMemo // and each channel's sitemap is built once
 	mu                 sync.Mutex
 	channels           map[string]*treeRead[channelPages]
 	dynamic            map[string]*treeRead[[]source.DynamicItem]
-	// members are visible items by locale (lower case) and container
-	// (lower case), in order.
-	members map[string][]int64
+	// members are memberships by locale (lower case) and container
+	// (lower case).
+	members map[string]*membership
 }
 
 type channelPages struct {
@@ -437,10 +438,10 @@ type treeRead[T any] struct {
 
 func newTreeSource(src render.Source, members []membership) *treeSource {
 	s := &treeSource{Source: src, channels: map[string]*treeRead[channelPages]{},
-		dynamic: map[string]*treeRead[[]source.DynamicItem]{}, members: map[string][]int64{}}
-	for _, m := range members {
-		if !m.gone {
-			s.members[membersKey(m.locale, m.referenceName)] = m.ids
+		dynamic: map[string]*treeRead[[]source.DynamicItem]{}, members: map[string]*membership{}}
+	for i := range members {
+		if m := &members[i]; !m.gone {
+			s.members[membersKey(m.locale, m.referenceName)] = m
 		}
 	}
 	return s
@@ -451,18 +452,25 @@ func membersKey(locale, ref string) string {
 }
 
 // ContainerContents answers as the wrapped source does, taking the window
-// from the container's membership when the source holds it.
+// from the container's membership when the source holds it and its head
+// reaches the window.
 func (s *treeSource) ContainerContents(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, referenceName string, skip, take int) (source.ContainerContents, error) {
-	ids, ok := s.members[membersKey(locale, referenceName)]
-	if !ok || fl != source.FlavourFetch || skip < 0 || take <= 0 {
+	m, ok := s.members[membersKey(locale, referenceName)]
+	var ids []int64
+	if ok && fl == source.FlavourFetch && skip >= 0 && take > 0 {
+		ids, ok = m.window(skip, take)
+	} else {
+		ok = false
+	}
+	if !ok {
 		return s.Source.ContainerContents(ctx, inst, locale, fl, referenceName, skip, take)
 	}
 	c, err := s.Source.ContainerContents(ctx, inst, locale, fl, referenceName, 0, 0)
 	if err != nil {
 		return c, err
 	}
-	c.Total = len(ids)
-	c.ContentIDs = slices.Clone(window(ids, skip, take))
+	c.Total = m.total
+	c.ContentIDs = slices.Clone(ids)
 	return c, nil
 }
 

@@ -75,7 +75,7 @@ func splitVariants(pl *plan) []fetch.Request {
 	sizes := map[[2]string]int{}
 	for _, m := range pl.members {
 		if !m.gone {
-			sizes[[2]string{strings.ToLower(m.locale), m.referenceName}] = len(m.ids)
+			sizes[[2]string{strings.ToLower(m.locale), m.referenceName}] = m.total
 		}
 	}
 	var drop []fetch.Request
