@@ -3,7 +3,6 @@ package publisher
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -207,23 +206,9 @@ func (p *Publisher) publishLater(ctx context.Context, guid string, reqs []fetch.
 	// The list windows come from the memberships the batches saved, read
 	// under the lock: the state of the latest batch, which queued again
 	// whatever it changed.
-	var members []membership
-	seen := map[string]bool{}
-	for _, r := range reqs {
-		ref := strings.ToLower(listOf(r))
-		if ref == "" || seen[membersKey(r.Locale, ref)] {
-			continue
-		}
-		seen[membersKey(r.Locale, ref)] = true
-		var ids pq.Int64Array
-		err := p.db.GetContext(ctx, &ids, selectMembersSQL, guid, strings.ToLower(r.Locale), ref)
-		if isNoRows(err) {
-			continue
-		}
-		if err != nil {
-			return outcome{}, fmt.Errorf("list members: %w", err)
-		}
-		members = append(members, membership{locale: r.Locale, referenceName: ref, ids: ids})
+	members, err := p.recordedMembers(ctx, guid, reqs)
+	if err != nil {
+		return outcome{}, err
 	}
 	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, expand: true, members: members}, nil)
 	p.stats.background.Add(int64(out.rendered))

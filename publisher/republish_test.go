@@ -177,13 +177,7 @@ func TestRepublishAfterBackgroundListPage(t *testing.T) {
 		e.must(err)
 	}
 	unpublish(s.posts[2])
-	for {
-		n, err := p.runBatch(e.ctx, true)
-		e.must(err)
-		if n == 0 {
-			break
-		}
-	}
+	e.must(p.drainEvents(e.ctx)) // the batch, not the background lane
 	var queued bool
 	e.must(e.db.GetContext(e.ctx, &queued, `SELECT EXISTS (SELECT 1 FROM publish_backlog WHERE key = $1)`, page1))
 	if !queued {
