@@ -3,7 +3,6 @@ package publisher
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
@@ -241,21 +240,9 @@ func (p *Publisher) publishLater(ctx context.Context, guid string, reqs []fetch.
 	// latest batch that held the lock before it, or newer. A batch that
 	// changes them later renders with a larger number and queues again
 	// whatever it left to this lane.
-	var members []membership
-	seen := map[string]bool{}
-	for _, r := range reqs {
-		ref := strings.ToLower(listOf(r))
-		if ref == "" || seen[membersKey(r.Locale, ref)] {
-			continue
-		}
-		seen[membersKey(r.Locale, ref)] = true
-		m, known, err := p.loadMembers(ctx, guid, r.Locale, ref)
-		if err != nil {
-			return outcome{}, nil, err
-		}
-		if known {
-			members = append(members, m)
-		}
+	members, err := p.recordedMembers(ctx, guid, reqs)
+	if err != nil {
+		return outcome{}, nil, err
 	}
 	out, err := p.publish(ctx, site, reqs, writeOpts{version: version, expand: true, members: members, queueFound: true}, nil)
 	p.stats.background.Add(int64(out.rendered))

@@ -206,6 +206,34 @@ func containsAll(ids, items []int64) bool {
 	return true
 }
 
+// recordedMembers returns the recorded memberships (list_members) of the
+// containers whose plain list pages are among reqs, for renders to take
+// the pages' windows from. A batch diffs a container's new membership
+// against the recorded one to choose the list pages to render, so every
+// other writer of list pages (the background lane, a republish) renders
+// the recorded windows, read under the instance lock (a republish chunk)
+// or after a render number taken under it (a background chunk), and
+// leaves it to the batches to move them. Containers with none recorded are left out.
+func (p *Publisher) recordedMembers(ctx context.Context, guid string, reqs []fetch.Request) ([]membership, error) {
+	var members []membership
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		ref := strings.ToLower(listOf(r))
+		if ref == "" || seen[membersKey(r.Locale, ref)] {
+			continue
+		}
+		seen[membersKey(r.Locale, ref)] = true
+		m, known, err := p.loadMembers(ctx, guid, r.Locale, ref)
+		if err != nil {
+			return nil, err
+		}
+		if known {
+			members = append(members, m)
+		}
+	}
+	return members, nil
+}
+
 // window returns the part of ids a list page with skip and take shows.
 func window(ids []int64, skip, take int) []int64 {
 	if skip >= len(ids) {

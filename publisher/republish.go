@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/lib/pq"
+
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/render"
@@ -247,9 +249,19 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 	// pages (a node added or changed since the republish listed its page
 	// paths, or whose page it rendered in an earlier chunk, before an event)
 	// would leave those pages missing or stale for good.
-	opts := writeOpts{version: src.version, force: true, listing: listing, expand: true}
+	//
+	// List windows come from the recorded memberships, not from the
+	// snapshot, which may show events whose batches have not run yet: such
+	// a batch diffs the membership it reads then against the recorded one,
+	// and would miss a page whose window the snapshot moved and a later
+	// event moved back (an item unpublished, then published again).
+	members, err := p.recordedMembers(ctx, site.Instance.Guid, reqs)
+	if err != nil {
+		return outcome{}, err
+	}
+	opts := writeOpts{version: src.version, force: true, listing: listing, expand: true, members: members}
 	if src.snap != nil {
-		opts.src = newTreeSource(src.snap, nil)
+		opts.src = newTreeSource(src.snap, members)
 	}
 	// Sitemaps (written last, unreported) and the pages by path they add
 	// (counted from 0 again) make the publish's count differ from the
@@ -304,14 +316,17 @@ func (p *Publisher) republishChunk(ctx context.Context, site render.Site, locale
 	return out, nil
 }
 
-// saveMembersIfCurrent records members, read in pg snapshot pgSnap, unless
-// an event of inst committed since. list_members is what a batch diffs the
-// new membership against to choose the list pages to render, and what its
-// edit fast path trusts; a batch of such an event has recorded newer
-// memberships (and rendered from them), and putting the older ones over
-// them would make later batches skip list pages, pages by path and
-// sitemaps that changed. The check and the write hold the instance lock,
-// so no batch records memberships in between.
+// saveMembersIfCurrent records members, read in pg snapshot pgSnap, for
+// the containers that have no recorded membership (a new database, or
+// list_members lost), unless an event of inst committed since. The list
+// pages of those were rendered from the republish's snapshots, which then
+// show what members do. A recorded membership is left as it is: the list
+// pages were rendered from it (republishChunk), and a background chunk may
+// have written them from it since; list_members is what a batch diffs the
+// new membership against to choose the list pages to render, so recording
+// another one would make the batches of events not yet handled skip the
+// pages whose windows they move. The check and the writes hold the
+// instance lock, so no batch records memberships in between.
 func (p *Publisher) saveMembersIfCurrent(ctx context.Context, inst content.Instance, pgSnap string, members []membership) error {
 	l, err := p.lockInstance(ctx, inst.Guid)
 	if err != nil {
@@ -325,8 +340,21 @@ func (p *Publisher) saveMembersIfCurrent(ctx context.Context, inst content.Insta
 	if newer {
 		return nil
 	}
-	return p.saveMembers(ctx, inst.Guid, members)
+	for _, m := range members {
+		head := m.head
+		if head == nil {
+			head = []int64{}
+		}
+		if _, err := p.db.ExecContext(ctx, insertMembersSQL, inst.Guid, strings.ToLower(m.locale), m.referenceName, pq.Array(head), m.total); err != nil {
+			return fmt.Errorf("save list members: %w", err)
+		}
+	}
+	return nil
 }
+
+// insertMembersSQL records a membership where none is.
+const insertMembersSQL = `INSERT INTO list_members (guid, locale, reference_name, head_ids, total) VALUES ($1, $2, $3, $4, $5)
+	ON CONFLICT (guid, locale, reference_name) DO NOTHING`
 
 // eventsSinceSQL finds an event of instance $1 committed after the pg
 // snapshot $2 was taken.

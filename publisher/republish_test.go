@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/store"
 )
 
@@ -128,5 +129,93 @@ func TestRepublishListedStale(t *testing.T) {
 	_, err = e.store.Put(e.ctx, store.Object{Key: key, Body: o.Body, ContentType: o.ContentType, CacheControl: o.CacheControl, Tags: o.Tags})
 	e.must(err)
 	e.must(p.Republish(e.ctx, e.guid, nil))
+	e.check(t)
+}
+
+// TestRepublishListPagesBetweenEvents: an item is unpublished and, after
+// the republish rendered the list pages but before it saved the
+// memberships, published again. The batch that then handles both events
+// finds the container's membership as list_members records it, so the
+// list pages must show that membership's windows, whatever the republish
+// read in between.
+func TestRepublishListPagesBetweenEvents(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, folderStore)
+	s := e.buildSite()
+	p := e.publisher(Config{})
+	e.must(p.Drain(e.ctx))
+	x := s.posts[2] // on list page 0: list page 1's window shifts without it
+	_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", x, content.ActionUnpublish)
+	e.must(err)
+	republished := false
+	e.must(p.Republish(e.ctx, e.guid, func(done, total int) {
+		if done == total && !republished {
+			republished = true // the last chunk is written, the memberships not yet saved
+			_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", x, content.ActionPublish)
+			e.must(err)
+		}
+	}))
+	e.must(p.Drain(e.ctx))
+	e.check(t)
+}
+
+// TestRepublishAfterBackgroundListPage: a batch leaves list page 1 to the
+// background lane (an item of page 0 unpublished: page 1 only shifts);
+// another item of page 0 is unpublished; a republish writes page 1, and
+// before it saves the memberships the background lane writes page 1 again,
+// with a newer render number, from the membership the batch saved. The
+// batch of the second event must still find page 1's window changed.
+func TestRepublishAfterBackgroundListPage(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, folderStore)
+	s := e.buildSite()
+	p := e.publisher(Config{})
+	e.must(p.Drain(e.ctx))
+	page1 := listRequest(e.guid, "en-us", "posts", 10).Key()
+	unpublish := func(id int64) {
+		_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", id, content.ActionUnpublish)
+		e.must(err)
+	}
+	unpublish(s.posts[2])
+	e.must(p.drainEvents(e.ctx)) // the batch, not the background lane
+	var queued bool
+	e.must(e.db.GetContext(e.ctx, &queued, `SELECT EXISTS (SELECT 1 FROM publish_backlog WHERE key = $1)`, page1))
+	if !queued {
+		t.Fatalf("%s is not left to the background lane", page1)
+	}
+	unpublish(s.posts[3])
+	var before int64
+	e.must(e.db.GetContext(e.ctx, &before, `SELECT rendered_version FROM objects WHERE key = $1`, page1))
+
+	// Once the republish has written page 1, a background chunk waits for
+	// the instance lock, which it gets as soon as the republish's chunk
+	// releases it.
+	background := make(chan error, 1)
+	started := false
+	p2 := e.publisher(Config{})
+	e.must(p2.Republish(e.ctx, e.guid, func(done, total int) {
+		var v int64
+		e.must(e.db.GetContext(e.ctx, &v, `SELECT rendered_version FROM objects WHERE key = $1`, page1))
+		if started || v == before {
+			return
+		}
+		started = true
+		go func() { _, _, err := p.runBacklog(e.ctx, true); background <- err }()
+		for {
+			var waiting bool
+			e.must(e.db.GetContext(e.ctx, &waiting, `SELECT EXISTS (SELECT 1 FROM pg_locks
+				WHERE locktype = 'advisory' AND NOT granted AND classid = $1
+					AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`, instanceSpace))
+			if waiting {
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}))
+	if !started {
+		t.Fatalf("the republish did not write %s", page1)
+	}
+	e.must(<-background)
+	e.must(p.Drain(e.ctx))
 	e.check(t)
 }

@@ -244,6 +244,39 @@ func TestBacklogSurvivesCrash(t *testing.T) {
 	e.check(t)
 }
 
+// TestBackgroundListPageHiddenItem: the background lane renders list page
+// 1 from the membership a batch recorded, while an item of its window is
+// unpublished (its batch not run yet); the item is published again, and
+// the batch of both events finds the membership as recorded. Page 1,
+// which lacked the item, must be found by the item's tag.
+func TestBackgroundListPageHiddenItem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, folderStore)
+	s := e.buildSite()
+	p := e.publisher(Config{})
+	e.must(p.Drain(e.ctx))
+	page1 := listRequest(e.guid, "en-us", "posts", 10).Key()
+	action := func(id int64, a content.Action) {
+		_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", id, a)
+		e.must(err)
+	}
+	// Page 1 only shifts: the batch leaves it to the background lane.
+	action(s.posts[2], content.ActionUnpublish)
+	e.must(p.drainEvents(e.ctx))
+	var queued bool
+	e.must(e.db.GetContext(e.ctx, &queued, `SELECT EXISTS (SELECT 1 FROM publish_backlog WHERE key = $1)`, page1))
+	if !queued {
+		t.Fatalf("%s is not left to the background lane", page1)
+	}
+	x := s.posts[12] // on page 1
+	action(x, content.ActionUnpublish)
+	_, _, err := p.runBacklog(e.ctx, true)
+	e.must(err)
+	action(x, content.ActionPublish)
+	e.must(p.Drain(e.ctx))
+	e.check(t)
+}
+
 // newPost creates and publishes a post of the scale site with slug.
 func (s *scaleSite) newPost(slug string) int64 {
 	e := s.e

@@ -41,6 +41,15 @@ func (j *job) list() error {
 		if page, err = j.loadGraph(cc.ContentIDs, req.Depth); err != nil {
 			return err
 		}
+		// A window the source took from a membership recorded earlier (the
+		// publisher's list_members) may name an item that is no longer
+		// visible: the page is left without it, and changes when it is
+		// published again.
+		for _, id := range cc.ContentIDs {
+			if j.hidden[id] {
+				j.tag(ItemTag(id))
+			}
+		}
 	} else {
 		all, err := j.loadLists([]string{cc.ReferenceName})
 		if err != nil {
