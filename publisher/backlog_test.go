@@ -100,8 +100,9 @@ func TestBatchNotBlockedByBackgroundChunk(t *testing.T) {
 
 // TestBackgroundChunkRequeuesWhatABatchMissed checks the optimistic check
 // of a background chunk, which renders without the instance lock: a chunk
-// that creates a new post's page by path (from the sitemap comparison)
-// while a batch plans an edit of the dynamic page's zone cannot know
+// that creates a new post's page by path (from the sitemap comparison; the
+// batch left it to the lane, since its slug is another post's and so its
+// path is contested) while a batch plans an edit of the dynamic page's zone cannot know
 // whether that batch found the page by path (it had no row yet), so it
 // queues it again, and the store ends equal to fresh renders.
 func TestBackgroundChunkRequeuesWhatABatchMissed(t *testing.T) {
@@ -123,10 +124,10 @@ func TestBackgroundChunkRequeuesWhatABatchMissed(t *testing.T) {
 	note("before")
 	e.must(p.Drain(e.ctx))
 
-	s.newPost("brand-new")
-	e.must(p.drainEvents(e.ctx)) // queues the sitemaps
+	s.newPost("post-3")
+	e.must(p.drainEvents(e.ctx)) // queues the sitemaps and the contested page by path
 	isNew := func(r fetch.Request) bool {
-		return r.Kind == fetch.PageByPath && strings.HasSuffix(r.Path, "/brand-new")
+		return r.Kind == fetch.PageByPath && strings.HasSuffix(r.Path, "/post-3-2")
 	}
 	paused, resume := pauseWrites(p, isNew)
 	chunk := make(chan error, 1)
