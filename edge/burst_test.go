@@ -8,9 +8,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/edge"
 	"github.com/edgecms/edgecms/store"
 )
@@ -96,8 +98,10 @@ func TestBurstOfMissesForwardsOnce(t *testing.T) {
 	t.Cleanup(release) // before the edge stops, should the test end early
 
 	answers := burst(t, e.url+"/acme/fetch/en-us/item/7", reqs)
-	waitFor(t, 10*time.Second, fmt.Sprintf("%d requests waiting for the %d origin requests", len(reqs)-flights, flights), func() bool {
-		return waiting("edge.(*Server).forwardShared") == len(reqs)-flights
+	// Every read waits, the first of each flight too: the origin request
+	// runs on its own (singleflight's DoChan).
+	waitFor(t, 10*time.Second, fmt.Sprintf("%d requests waiting for the %d origin requests", len(reqs), flights), func() bool {
+		return waiting("edge.(*Server).awaitForward") == len(reqs)
 	})
 	release()
 	for i, r := range answers() {
@@ -158,8 +162,10 @@ func burst(t *testing.T, url string, reqs []burstRequest) func() []response {
 	return func() []response { wg.Wait(); return out }
 }
 
-// waiting counts the goroutines of the process that wait, in a
-// singleflight.Group's Do called by fn, for the call another made.
+// waiting counts the goroutines of the process that wait for a shared
+// call: in a singleflight.Group's Do called by fn (the store reads), or
+// blocked in a select of fn itself (awaitForward, which waits for the
+// origin's answer or the change feed).
 func waiting(fn string) int {
 	buf := make([]byte, 1<<20)
 	for {
@@ -172,9 +178,77 @@ func waiting(fn string) int {
 	}
 	count := 0
 	for g := range strings.SplitSeq(string(buf), "\n\n") {
-		if strings.Contains(g, "sync.(*WaitGroup).Wait") && strings.Contains(g, "singleflight.(*Group).Do(") && strings.Contains(g, fn+"(") {
+		header, frames, _ := strings.Cut(g, "\n")
+		inDo := strings.Contains(g, "sync.(*WaitGroup).Wait") && strings.Contains(g, "singleflight.(*Group).Do(") && strings.Contains(g, fn+"(")
+		inFn := strings.Contains(header, "[select") && strings.HasPrefix(frames, "github.com/edgecms/edgecms/"+fn+"(")
+		if inDo || inFn {
 			count++
 		}
 	}
 	return count
+}
+
+// TestMissAnsweredFromTheStoreOnceListed checks that the reads waiting for
+// the origin's answer to a miss take the object from the store as soon as
+// the change feed lists its key, without waiting for the origin (which
+// renders a new post's page by path from the channel's whole sitemap:
+// seconds at real size, while the publisher writes it within its batch),
+// and that a listing while the store still lacks the object (a delete)
+// leaves them waiting for the origin.
+func TestMissAnsweredFromTheStoreOnceListed(t *testing.T) {
+	st := store.NewMemory(nil)
+	putManifest(t, st, guid, key{secret: fetchKey, typ: "fetch"})
+	feed := newFeedWriter(t, st)
+	feed.changed(delivery.ManifestKey(guid))
+	var asked atomic.Int32
+	open := make(chan struct{})
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		select { // until the test ends: the store answers first
+		case <-open:
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", jsonType)
+		fmt.Fprint(w, `{"from":"origin"}`)
+	}))
+	t.Cleanup(origin.Close)
+	// Another object, cached: a new version of it listed after the
+	// listing of the missed key and served tells that the edge has applied
+	// that listing.
+	const otherKey, otherURL = "acme/fetch/en-us/item/43/d1.json", "/acme/fetch/en-us/item/43"
+	put(t, st, otherKey, `{"contentID":43,"v":1}`)
+	e := startEdge(t, st, edge.Config{OriginURL: origin.URL})
+	t.Cleanup(sync.OnceFunc(func() { close(open) })) // before the edge stops
+	if r := get(t, e.url+otherURL, fetchKey); r.status != 200 {
+		t.Fatalf("item 43: %d %s", r.status, r.body)
+	}
+
+	const n = 3
+	answers := burst(t, e.url+"/acme/fetch/en-us/item/42", slices.Repeat([]burstRequest{{method: "GET", apiKey: fetchKey}}, n))
+	waitFor(t, 10*time.Second, fmt.Sprintf("%d reads waiting for the origin", n), func() bool {
+		return waiting("edge.(*Server).awaitForward") == n
+	})
+
+	// Listed while the store lacks it.
+	feed.changed(itemKey)
+	put(t, st, otherKey, `{"contentID":43,"v":2}`)
+	feed.changed(otherKey)
+	waitFor(t, 10*time.Second, "the edge serving the change listed after", func() bool {
+		return string(get(t, e.url+otherURL, fetchKey).body) == `{"contentID":43,"v":2}`
+	})
+	if got := waiting("edge.(*Server).awaitForward"); got != n {
+		t.Fatalf("%d reads still waiting after their key was listed without an object, want %d", got, n)
+	}
+
+	put(t, st, itemKey, itemBody)
+	feed.changed(itemKey)
+	for i, r := range answers() {
+		if r.status != 200 || string(r.body) != itemBody || r.header.Get("X-Cache") != "MISS" {
+			t.Errorf("read %d: %d X-Cache %q %s, want 200 MISS %s from the store", i, r.status, r.header.Get("X-Cache"), r.body, itemBody)
+		}
+	}
+	if got := asked.Load(); got != 1 {
+		t.Errorf("the origin was asked %d times, want once", got)
+	}
 }

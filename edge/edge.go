@@ -125,6 +125,9 @@ type Server struct {
 	// forwards of an object key with one API key (forwardShared).
 	fills    singleflight.Group
 	forwards singleflight.Group
+	// written wakes the reads that wait for the origin's answer to a miss
+	// when the change feed lists their key (forwardShared).
+	written  written
 	memo     *memo
 	ready    readiness   // closed after Run's first read of the change feed (feed.go)
 	feedRead atomic.Bool // a read of the change feed succeeded (CheckReady)

@@ -68,6 +68,7 @@ func (f *follower) apply(ctx context.Context, feed delivery.Feed) {
 			f.s.log.Info("change feed: changes missed, dropping the whole cache", "seen", f.seq, "oldest", oldest, "latest", feed.Seq)
 		}
 		f.s.cache.invalidateAll()
+		f.s.written.changedAll()
 		f.listKeys(ctx)
 		for _, guid := range f.s.keys.loaded() {
 			f.reloadKeys(ctx, guid)
@@ -82,6 +83,7 @@ func (f *follower) apply(ctx context.Context, feed delivery.Feed) {
 				continue
 			}
 			f.s.cache.invalidate(c.Key)
+			f.s.written.changed(c.Key)
 		}
 	}
 	f.seq, f.ready = feed.Seq, true

@@ -2,13 +2,16 @@ package edge
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/media"
@@ -81,15 +84,33 @@ func (s *Server) proxy(c *fiber.Ctx) error {
 // If-None-Match (and without a body, which a GET has no use for), and each
 // read makes its own answer of the origin's: without the body for HEAD, a
 // 304 when its If-None-Match holds the answer's ETag.
+//
+// A read that waits for the origin is answered from the store instead as
+// soon as the change feed lists its key and the store holds the object:
+// the publisher often writes what was missed well before the origin,
+// which renders it from the database, answers. A new post's page by path
+// is written within a batch, while the origin builds the channel's whole
+// sitemap for it (seconds behind a dynamic page of 100,000 items), and
+// a site asks for it as soon as it knows of the post.
 func (s *Server) forwardShared(c *fasthttp.RequestCtx, key, uri string) error {
 	flight := key + "\x00" + string(c.Request.Header.PeekBytes(hAPIKey))
-	v, err, _ := s.forwards.Do(flight, func() (any, error) {
+	// Made from c now: the flight may outlive this read (answered from the
+	// store), and fasthttp reuses c once its handler returns.
+	out := new(fasthttp.Request)
+	s.outgoing(c, uri, out, true)
+	answer := s.forwards.DoChan(flight, func() (any, error) {
 		res := new(fasthttp.Response) // read by every waiter: never reused
-		if err := s.exchange(c, uri, res, true); err != nil {
+		if err := s.ask(out, res); err != nil {
 			return nil, err
 		}
 		return res, nil
 	})
+	r, e := s.awaitForward(key, answer, s.now(c))
+	if e != nil {
+		s.send(c, e, vMiss, s.now(c).Unix())
+		return nil
+	}
+	v, err := r.Val, r.Err
 	res := &c.Response
 	if err != nil {
 		resetResponse(res)
@@ -110,6 +131,30 @@ func (s *Server) forwardShared(c *fasthttp.RequestCtx, key, uri string) error {
 		}
 	}
 	return nil
+}
+
+// awaitForward waits for the origin's answer to a forward of key, or for
+// the store to hold key once the change feed lists it, whichever comes
+// first: the answer, or the object read from the store. A listing while
+// the store lacks the object (a delete, or the store failing) leaves it
+// waiting for the next.
+func (s *Server) awaitForward(key string, answer <-chan singleflight.Result, now time.Time) (singleflight.Result, *entry) {
+	stored, done := s.written.wait(key)
+	defer func() { done() }()
+	for {
+		select {
+		case r := <-answer:
+			return r, nil
+		case <-stored:
+			done()
+			// Watch for the next listing before reading, so that none
+			// falls between the read and the wait.
+			stored, done = s.written.wait(key)
+			if e, err := s.load(context.Background(), key, now); err == nil {
+				return singleflight.Result{}, e
+			}
+		}
+	}
 }
 
 // peekFold returns the value of header name in h, whatever the case of its
@@ -144,9 +189,16 @@ func (s *Server) roundTrip(c *fasthttp.RequestCtx, uri string) error {
 // of c's method, conditional headers and body. A failure to reach or read
 // the origin is returned as a 503 or 502 problem.
 func (s *Server) exchange(c *fasthttp.RequestCtx, uri string, res *fasthttp.Response, asGet bool) error {
-	in := &c.Request
 	out := fasthttp.AcquireRequest()
 	defer fasthttp.ReleaseRequest(out)
+	s.outgoing(c, uri, out, asGet)
+	return s.ask(out, res)
+}
+
+// outgoing makes out the request to send to the origin for c's (see
+// exchange).
+func (s *Server) outgoing(c *fasthttp.RequestCtx, uri string, out *fasthttp.Request, asGet bool) {
+	in := &c.Request
 	in.Header.CopyTo(&out.Header)
 	for _, h := range hopHeaders {
 		out.Header.Del(h)
@@ -187,6 +239,10 @@ func (s *Server) exchange(c *fasthttp.RequestCtx, uri string, res *fasthttp.Resp
 	if len(in.Header.Peek(fiber.HeaderXForwardedHost)) == 0 && len(in.Host()) > 0 {
 		out.Header.SetBytesV(fiber.HeaderXForwardedHost, in.Host())
 	}
+}
+
+// ask sends out to the origin and reads its answer into res.
+func (s *Server) ask(out *fasthttp.Request, res *fasthttp.Response) error {
 	if err := s.origin.Do(out, res); err != nil {
 		return s.originError(err)
 	}
@@ -221,4 +277,59 @@ func (s *Server) originError(err error) error {
 		return problem.New(problem.BadGateway, "the origin did not answer in time")
 	}
 	return problem.New(problem.BadGateway, "the origin's answer could not be read")
+}
+
+// written is the set of object keys that reads wait for (forwardShared),
+// each with a channel the change feed closes when it lists the key.
+type written struct {
+	mu    sync.Mutex
+	waits map[string]*writtenWait
+}
+
+type writtenWait struct {
+	ch      chan struct{}
+	readers int
+}
+
+// wait returns a channel closed when the change feed next lists key, and
+// the func to call once the read no longer waits.
+func (w *written) wait(key string) (<-chan struct{}, func()) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.waits == nil {
+		w.waits = map[string]*writtenWait{}
+	}
+	ww := w.waits[key]
+	if ww == nil {
+		ww = &writtenWait{ch: make(chan struct{})}
+		w.waits[key] = ww
+	}
+	ww.readers++
+	return ww.ch, func() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if ww.readers--; ww.readers == 0 && w.waits[key] == ww {
+			delete(w.waits, key)
+		}
+	}
+}
+
+// changed wakes the reads waiting for key.
+func (w *written) changed(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if ww := w.waits[key]; ww != nil {
+		close(ww.ch)
+		delete(w.waits, key)
+	}
+}
+
+// changedAll wakes every waiting read: the feed cannot tell what changed.
+func (w *written) changedAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for key, ww := range w.waits {
+		close(ww.ch)
+		delete(w.waits, key)
+	}
 }
