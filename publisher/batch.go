@@ -146,10 +146,16 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 			bg = append(bg, m.req)
 		}
 	}
+	// Each step's writes are listed in the feed as soon as they are done
+	// (requestFlush), so that edges serve list page 0 and a new post's
+	// page by path without waiting for the rest of the batch.
 	out, err := p.publish(ctx, site, now, writeOpts{version: version, members: pl.members}, nil)
 	res.out.add(out)
 	if err != nil {
 		return res, err
+	}
+	if len(out.changed) > 0 {
+		p.requestFlush()
 	}
 	// The pages by path of the items published, where their path is
 	// theirs (nodes.go); the background lane renders them again with the
@@ -158,6 +164,9 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 	res.out.add(out)
 	if err != nil {
 		return res, err
+	}
+	if len(out.changed) > 0 {
+		p.requestFlush()
 	}
 	out, err = p.dropVariants(ctx, guid, drop, version, pl.affected)
 	res.out.add(out)
