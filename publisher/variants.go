@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -174,21 +173,9 @@ func (p *Publisher) drop(ctx context.Context, guid, query string, args ...any) (
 			return nil
 		}
 		errs := make([]error, len(rows))
-		var wg sync.WaitGroup
-		for i, r := range rows {
-			select {
-			case p.sem <- struct{}{}:
-			case <-ctx.Done():
-				wg.Wait()
-				return ctx.Err()
-			}
-			wg.Add(1)
-			go func() {
-				defer func() { <-p.sem; wg.Done() }()
-				errs[i] = p.store.Delete(ctx, r.Key)
-			}()
+		if err := p.storeEach(ctx, len(rows), func(i int) { errs[i] = p.store.Delete(ctx, rows[i].Key) }); err != nil {
+			return err
 		}
-		wg.Wait()
 		keys := make([]string, len(rows))
 		for i, r := range rows {
 			if errs[i] != nil {

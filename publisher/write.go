@@ -479,42 +479,37 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 			}
 			ops = append(ops, o)
 		}
-		var wg sync.WaitGroup
+		var stored []*op
 		for _, o := range ops {
-			if !o.store {
-				continue
+			if o.store {
+				stored = append(stored, o)
 			}
-			select {
-			case p.sem <- struct{}{}:
-			case <-ctx.Done():
-				wg.Wait()
-				return ctx.Err()
-			}
-			wg.Add(1)
-			go func() {
-				defer func() { <-p.sem; wg.Done() }()
-				if o.r.gone {
-					o.err = p.store.Delete(ctx, o.r.key)
-					return
-				}
-				obj := store.Object{Key: o.r.key, Body: o.r.body, ContentType: delivery.ContentType, CacheControl: delivery.FetchCacheControl, Tags: o.r.tags}
-				var written bool
-				var err error
-				if opts.listing != nil && (o.row.Key == "" || !o.changed) {
-					// The table knows nothing of the key, or agrees
-					// with the render: what the listing says stands.
-					written, err = p.store.PutListed(ctx, obj, opts.listing[o.r.key])
-				} else {
-					written, err = p.store.Put(ctx, obj)
-				}
-				o.err = err
-				o.changed = o.changed || written
-				if written {
-					metrics.PublisherObjectsWritten.Inc()
-				}
-			}()
 		}
-		wg.Wait()
+		err := p.storeEach(ctx, len(stored), func(i int) {
+			o := stored[i]
+			if o.r.gone {
+				o.err = p.store.Delete(ctx, o.r.key)
+				return
+			}
+			obj := store.Object{Key: o.r.key, Body: o.r.body, ContentType: delivery.ContentType, CacheControl: delivery.FetchCacheControl, Tags: o.r.tags}
+			var written bool
+			var err error
+			if opts.listing != nil && (o.row.Key == "" || !o.changed) {
+				// The table knows nothing of the key, or agrees
+				// with the render: what the listing says stands.
+				written, err = p.store.PutListed(ctx, obj, opts.listing[o.r.key])
+			} else {
+				written, err = p.store.Put(ctx, obj)
+			}
+			o.err = err
+			o.changed = o.changed || written
+			if written {
+				metrics.PublisherObjectsWritten.Inc()
+			}
+		})
+		if err != nil {
+			return err
+		}
 
 		var u struct{ keys, locales, requests, lists, etags, tags []string }
 		var changed, same []string
@@ -611,4 +606,26 @@ func (p *Publisher) nextVersion(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("render number: %w", err)
 	}
 	return v, nil
+}
+
+// storeEach calls do(i) for each i below n, concurrently, with no more
+// store calls in flight across the publisher than sem holds, and waits for
+// every call it started. It returns ctx's error when ctx ends before all
+// have started.
+func (p *Publisher) storeEach(ctx context.Context, n int, do func(i int)) error {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i := range n {
+		select {
+		case p.sem <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-p.sem; wg.Done() }()
+			do(i)
+		}()
+	}
+	return nil
 }
