@@ -24,19 +24,22 @@ type follower struct {
 	ready bool   // a feed has been read since start
 }
 
-// poll reads the feed when its ETag changed and applies the changes listed
-// since the last one seen.
-func (f *follower) poll(ctx context.Context) error {
+// poll reads the feed when its ETag changed, or at once when signalled
+// (the origin said a new one is written: a Stat would only cost a store
+// round trip), and applies the changes listed since the last one seen.
+func (f *follower) poll(ctx context.Context, signalled bool) error {
 	st := f.s.cfg.Store
-	info, err := st.Stat(ctx, delivery.FeedKey)
-	if problem.Is(err, problem.NotFound) {
-		return nil // no publisher has written one yet
-	}
-	if err != nil {
-		return fmt.Errorf("stat change feed: %w", err)
-	}
-	if info.ETag == f.etag {
-		return nil
+	if !signalled {
+		info, err := st.Stat(ctx, delivery.FeedKey)
+		if problem.Is(err, problem.NotFound) {
+			return nil // no publisher has written one yet
+		}
+		if err != nil {
+			return fmt.Errorf("stat change feed: %w", err)
+		}
+		if info.ETag == f.etag {
+			return nil
+		}
 	}
 	o, err := st.Get(ctx, delivery.FeedKey)
 	if problem.Is(err, problem.NotFound) {
@@ -44,6 +47,9 @@ func (f *follower) poll(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("read change feed: %w", err)
+	}
+	if f.ready && o.ETag == f.etag {
+		return nil // a poll read it already
 	}
 	var feed delivery.Feed
 	if err := json.Unmarshal(o.Body, &feed); err != nil {
@@ -194,9 +200,10 @@ func (s *Server) Run(ctx context.Context) {
 	defer poll.Stop()
 	refresh := time.NewTicker(s.cfg.ManifestRefresh)
 	defer refresh.Stop()
-	failing := false
+	failing, signalled := false, false
 	for {
-		err := f.poll(ctx)
+		err := f.poll(ctx, signalled)
+		signalled = false
 		if err == nil {
 			s.feedRead.Store(true)
 		}
@@ -214,6 +221,7 @@ func (s *Server) Run(ctx context.Context) {
 			return
 		case <-poll.C:
 		case <-wake:
+			signalled = true
 		case <-refresh.C:
 			if f.ready {
 				f.listKeys(ctx)
