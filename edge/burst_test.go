@@ -79,6 +79,9 @@ func TestBurstOfMissesForwardsOnce(t *testing.T) {
 	}
 	const flights = 2
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if withoutFeedSignal(w, r) {
+			return
+		}
 		mu.Lock()
 		asked = append(asked, seen{r.Method, r.Header.Get("APIKey"), r.Header.Get("If-None-Match")})
 		mu.Unlock()
@@ -203,6 +206,9 @@ func TestMissAnsweredFromTheStoreOnceListed(t *testing.T) {
 	var asked atomic.Int32
 	open := make(chan struct{})
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if withoutFeedSignal(w, r) {
+			return
+		}
 		asked.Add(1)
 		select { // until the test ends: the store answers first
 		case <-open:

@@ -55,6 +55,9 @@ type originRequest struct {
 func newOrigin(t *testing.T) *stubOrigin {
 	o := &stubOrigin{}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if withoutFeedSignal(w, r) {
+			return
+		}
 		b, _ := io.ReadAll(r.Body)
 		o.mu.Lock()
 		o.reqs = append(o.reqs, originRequest{r.Method, r.RequestURI, r.Host, r.Header.Clone(), string(b)})

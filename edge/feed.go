@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -21,19 +24,22 @@ type follower struct {
 	ready bool   // a feed has been read since start
 }
 
-// poll reads the feed when its ETag changed and applies the changes listed
-// since the last one seen.
-func (f *follower) poll(ctx context.Context) error {
+// poll reads the feed when its ETag changed, or at once when signalled
+// (the origin said a new one is written: a Stat would only cost a store
+// round trip), and applies the changes listed since the last one seen.
+func (f *follower) poll(ctx context.Context, signalled bool) error {
 	st := f.s.cfg.Store
-	info, err := st.Stat(ctx, delivery.FeedKey)
-	if problem.Is(err, problem.NotFound) {
-		return nil // no publisher has written one yet
-	}
-	if err != nil {
-		return fmt.Errorf("stat change feed: %w", err)
-	}
-	if info.ETag == f.etag {
-		return nil
+	if !signalled {
+		info, err := st.Stat(ctx, delivery.FeedKey)
+		if problem.Is(err, problem.NotFound) {
+			return nil // no publisher has written one yet
+		}
+		if err != nil {
+			return fmt.Errorf("stat change feed: %w", err)
+		}
+		if info.ETag == f.etag {
+			return nil
+		}
 	}
 	o, err := st.Get(ctx, delivery.FeedKey)
 	if problem.Is(err, problem.NotFound) {
@@ -41,6 +47,9 @@ func (f *follower) poll(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("read change feed: %w", err)
+	}
+	if f.ready && o.ETag == f.etag {
+		return nil // a poll read it already
 	}
 	var feed delivery.Feed
 	if err := json.Unmarshal(o.Body, &feed); err != nil {
@@ -155,17 +164,27 @@ func (s *Server) CheckReady(ctx context.Context) error {
 	return nil
 }
 
-// Run follows the change feed every FeedPoll and refreshes the key
-// manifests every ManifestRefresh, until ctx is cancelled. It reads the
-// feed at once, and Ready tells when it has.
+// Run follows the change feed every FeedPoll, and as soon as the origin
+// says a new one is written (watchOrigin), and refreshes the key manifests
+// every ManifestRefresh, until ctx is cancelled. It reads the feed at once,
+// and Ready tells when it has.
 //
-// An edge serves a change half a poll, on average, after the publisher
-// lists it (one poll at most), and each poll costs a Stat of the feed: a
-// HEAD request on S3. At the default 50 ms that is 20 requests a second per
-// edge, about 52 million a month (some US$21 at S3 Standard's request
-// price; nothing on MinIO or a folder), for at most 50 ms on top of the
-// publisher's own time. Halving the interval doubles the bill for 25 ms.
+// Polling alone, an edge serves a change half a poll, on average, after
+// the publisher lists it (one poll at most), and each poll costs a Stat of
+// the feed: a HEAD request on S3. At the default 50 ms that is 20 requests
+// a second per edge, about 52 million a month (some US$21 at S3 Standard's
+// request price; nothing on MinIO or a folder), for at most 50 ms on top
+// of the publisher's own time. Halving the interval doubles the bill for
+// 25 ms. The origin's signal takes those 50 ms off while the origin and
+// its database answer; the polls go on, so that an edge whose origin is
+// down still serves every change, a poll later.
 func (s *Server) Run(ctx context.Context) {
+	wake := make(chan struct{}, 1)
+	watching, stopWatching := context.WithCancel(ctx)
+	var watcher sync.WaitGroup
+	watcher.Add(1)
+	go func() { defer watcher.Done(); s.watchOrigin(watching, wake) }()
+	defer func() { stopWatching(); watcher.Wait() }()
 	f := &follower{s: s}
 	bound := time.AfterFunc(firstReadWait, func() {
 		select {
@@ -181,9 +200,10 @@ func (s *Server) Run(ctx context.Context) {
 	defer poll.Stop()
 	refresh := time.NewTicker(s.cfg.ManifestRefresh)
 	defer refresh.Stop()
-	failing := false
+	failing, signalled := false, false
 	for {
-		err := f.poll(ctx)
+		err := f.poll(ctx, signalled)
+		signalled = false
 		if err == nil {
 			s.feedRead.Store(true)
 		}
@@ -200,6 +220,8 @@ func (s *Server) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-poll.C:
+		case <-wake:
+			signalled = true
 		case <-refresh.C:
 			if f.ready {
 				f.listKeys(ctx)
@@ -209,4 +231,69 @@ func (s *Server) Run(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// Backoff of watchOrigin after a failed wait: the origin is down, or does
+// not follow the feed; the polls carry on meanwhile.
+const (
+	watchRetryMin = 100 * time.Millisecond
+	watchRetryMax = 5 * time.Second
+)
+
+// watchOrigin waits at the origin for each new change feed
+// (delivery.FeedWaitPath) until ctx ends, and sends on wake when one is
+// written, so that Run reads it at once.
+func (s *Server) watchOrigin(ctx context.Context, wake chan<- struct{}) {
+	after := int64(-1) // the first wait answers at once
+	retry := watchRetryMin
+	for ctx.Err() == nil {
+		seq, err := s.waitFeed(ctx, after)
+		if err != nil {
+			t := time.NewTimer(retry)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+			retry = min(2*retry, watchRetryMax)
+			continue
+		}
+		retry = watchRetryMin
+		if seq != after {
+			after = seq
+			select {
+			case wake <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// watchClient waits at the origin; like the forwarding client, it reaches
+// the origin directly, never through an HTTP_PROXY of the environment.
+var watchClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1, IdleConnTimeout: time.Minute}}
+
+// waitFeed asks the origin for the Seq of the next feed after after.
+func (s *Server) waitFeed(ctx context.Context, after int64) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, delivery.FeedWaitHold+5*time.Second)
+	defer cancel()
+	u := s.cfg.OriginURL + delivery.FeedWaitPath + "?after=" + strconv.FormatInt(after, 10)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := watchClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("origin answered %s", res.Status)
+	}
+	var sig delivery.FeedSignal
+	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<10)).Decode(&sig); err != nil {
+		return 0, err
+	}
+	return sig.Seq, nil
 }

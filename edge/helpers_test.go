@@ -279,3 +279,16 @@ func (s *gatedStore) Stat(ctx context.Context, key string) (store.Info, error) {
 	}
 	return s.Store.Stat(ctx, key)
 }
+
+// withoutFeedSignal answers the feed wait (delivery.FeedWaitPath) as an
+// origin that does not follow the feed channel does, for the stand-in
+// origins of tests that count or check what the edge forwards: it reports
+// whether r was that wait.
+func withoutFeedSignal(w http.ResponseWriter, r *http.Request) bool {
+	if r.URL.Path != delivery.FeedWaitPath {
+		return false
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	return true
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/edgecms/edgecms/cors"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/logging"
 	"github.com/edgecms/edgecms/metrics"
 	"github.com/edgecms/edgecms/problem"
@@ -54,7 +55,12 @@ func (s *Server) observe(c *fiber.Ctx) error {
 	elapsed := time.Since(start)
 	metrics.HTTPRequests.WithLabelValues("origin", route, strconv.Itoa(status)).Inc()
 	metrics.HTTPDuration.WithLabelValues("origin", route).Observe(elapsed.Seconds())
-	s.log.LogAttrs(context.Background(), slog.LevelInfo, "request",
+	level := slog.LevelInfo
+	if route == delivery.FeedWaitPath && status == fiber.StatusOK {
+		// Every edge waits there all the time: a line each 20 s or feed.
+		level = slog.LevelDebug
+	}
+	s.log.LogAttrs(context.Background(), level, "request",
 		slog.String("method", c.Method()), slog.String("route", route), slog.String("path", c.Path()),
 		slog.Int("status", status), slog.Duration("duration", elapsed), slog.String("request_id", id))
 	return nil

@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/cors"
+	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/internal/guard"
 	"github.com/edgecms/edgecms/media"
@@ -114,6 +116,11 @@ type Config struct {
 	// CORS lets browsers of its origins read Fetch API and preview
 	// answers (nil: no cross-origin access).
 	CORS *cors.Policy
+	// FeedListenURL, when set, is the database URL the origin LISTENs on
+	// for the publisher's feed writes, to answer edges waiting for the
+	// next change feed (delivery.FeedWaitPath, feedwait.go); without it
+	// that route answers 503 and edges poll the store only.
+	FeedListenURL string
 }
 
 // managePrefix is the path prefix of the management API (the instances'
@@ -157,6 +164,7 @@ type Server struct {
 
 	// routeTable tells a path no route has from one another method has.
 	routeTable *routeTable
+	feed       *feedSignal // what edges waiting for the next feed wait on
 }
 
 // New builds the origin's Fiber app.
@@ -202,7 +210,7 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 		cache: newRenderCache(cfg.RenderCacheBytes), sites: newSiteCache(store), users: cfg.Users,
 		emailThrottle: throttle.New(store.DB(), cfg.EmailThrottle), addrThrottle: throttle.New(store.DB(), cfg.AddressThrottle),
 		tokens:  newTokenGuard(throttle.New(store.DB(), cfg.TokenThrottle), cfg.TokenThrottle.Detail),
-		renders: make(chan struct{}, runtime.GOMAXPROCS(0))}
+		renders: make(chan struct{}, runtime.GOMAXPROCS(0)), feed: newFeedSignal()}
 	s.limits = newRateLimits(s)
 	s.app = fiber.New(fiber.Config{
 		AppName:               "edgecms origin",
@@ -228,9 +236,16 @@ func New(cfg Config, store *content.Store, log *slog.Logger) *Server {
 func (s *Server) App() *fiber.App { return s.app }
 
 // Run runs the origin's background work (following the event log to keep
-// its render and site caches fresh) until ctx is cancelled.
+// its render and site caches fresh; with FeedListenURL, the feed channel)
+// until ctx is cancelled.
 func (s *Server) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	if s.cfg.FeedListenURL != "" {
+		wg.Add(1)
+		go func() { defer wg.Done(); s.followFeed(ctx, s.cfg.FeedListenURL) }()
+	}
 	s.watch(ctx, s.cfg.ChangePoll)
+	wg.Wait()
 }
 
 // Listen serves the origin on addr until Shutdown. Serve the origin with
@@ -267,7 +282,11 @@ func (s *Server) Serve(ln net.Listener) error {
 }
 
 // Shutdown stops accepting requests and waits for those in flight.
-func (s *Server) Shutdown(ctx context.Context) error { return s.app.ShutdownWithContext(ctx) }
+// Edges waiting for the next feed are answered at once.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.feed.stop.Do(func() { close(s.feed.closing) })
+	return s.app.ShutdownWithContext(ctx)
+}
 
 func (s *Server) routes() {
 	s.app.Use(s.observe)
@@ -289,6 +308,7 @@ func (s *Server) routes() {
 	// After the Studio's routes: its files are under /studio/assets/.
 	s.assetRoutes()
 	s.app.All(apiPrefix+"*", s.noRoute)
+	s.app.Get(delivery.FeedWaitPath, s.waitFeed)
 	s.app.Get("/*", s.serveFetch)
 	s.app.Use(func(c *fiber.Ctx) error { return fiber.ErrNotFound })
 	s.routeTable = newRouteTable(s.app)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -159,7 +160,7 @@ func (p *Publisher) ensureFeed(ctx context.Context) error {
 	return err
 }
 
-func (p *Publisher) writeFeed(ctx context.Context, q sqlx.QueryerContext) error {
+func (p *Publisher) writeFeed(ctx context.Context, q sqlx.ExtContext) error {
 	var rows []struct {
 		Pos int64  `db:"pos"`
 		Key string `db:"key"`
@@ -182,8 +183,16 @@ func (p *Publisher) writeFeed(ctx context.Context, q sqlx.QueryerContext) error 
 	if _, err := p.store.Put(ctx, store.Object{Key: delivery.FeedKey, Body: body, ContentType: delivery.ContentType, CacheControl: delivery.NoStore}); err != nil {
 		return fmt.Errorf("flush feed: %w", err)
 	}
+	// Delivered as q's transaction commits, once the object is in the
+	// store: origins wake the edges waiting for a new feed (see
+	// delivery.FeedChannel).
+	if _, err := q.ExecContext(ctx, notifyFeedSQL, strconv.FormatInt(f.Seq, 10)); err != nil {
+		return fmt.Errorf("flush feed: notify: %w", err)
+	}
 	return nil
 }
+
+const notifyFeedSQL = `SELECT pg_notify('` + delivery.FeedChannel + `', $1)`
 
 // drainFeed flushes the feed until it lists every change recorded so far.
 func (p *Publisher) drainFeed(ctx context.Context) error {

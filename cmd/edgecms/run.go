@@ -194,6 +194,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 		ocfg.Conns = guard.Options{MaxConns: cfg.Conns.MaxConns, MaxConnsPerAddr: -1}
 	}
 	ocfg.CORS = cfg.CORS
+	ocfg.FeedListenURL = cfg.DatabaseURL
 	// The secret openWebhooks read (or generated) also signs preview links.
 	if ocfg.SecretKey, _, err = webhooks.LoadKey(cfg.SecretKey, secretKeyFile); err != nil {
 		return err
