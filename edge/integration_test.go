@@ -10,15 +10,14 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/delivery"
 	"github.com/edgecms/edgecms/edge"
+	"github.com/edgecms/edgecms/internal/cmdtest"
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/publisher"
 	"github.com/edgecms/edgecms/store"
@@ -149,29 +148,9 @@ func publishDemo(t *testing.T) *published {
 	return p
 }
 
-// binDir holds the edgecms command built for the tests; TestMain removes it.
-var binDir string
-
-// buildEdgecms builds the edgecms command once per test binary.
-var buildEdgecms = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "edgecms-edge-test")
-	if err != nil {
-		return "", err
-	}
-	binDir = dir
-	bin := filepath.Join(dir, "edgecms")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/edgecms/edgecms/cmd/edgecms").CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	return bin, nil
-})
-
 func TestMain(m *testing.M) {
 	code := pgtest.Run(m)
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	cmdtest.Cleanup()
 	os.Exit(code)
 }
 
@@ -182,10 +161,7 @@ func TestMain(m *testing.M) {
 // The command is interrupted when the test ends.
 func startCommand(t *testing.T, command string, env ...string) string {
 	t.Helper()
-	bin, err := buildEdgecms()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := cmdtest.Binary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -375,10 +351,7 @@ func TestRealOriginBehindEdge(t *testing.T) {
 func TestServe(t *testing.T) {
 	t.Parallel()
 	_, dsn := pgtest.New(t)
-	bin, err := buildEdgecms()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := cmdtest.Binary(t)
 	demoCmd := exec.Command(bin, "demo", "--guid", "served", "--locales", "en-us")
 	demoCmd.Env = append(os.Environ(), "DATABASE_URL="+dsn)
 	demoCmd.Dir = t.TempDir()

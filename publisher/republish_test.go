@@ -145,14 +145,12 @@ func TestRepublishListPagesBetweenEvents(t *testing.T) {
 	p := e.publisher(Config{})
 	e.must(p.Drain(e.ctx))
 	x := s.posts[2] // on list page 0: list page 1's window shifts without it
-	_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", x, content.ActionUnpublish)
-	e.must(err)
+	e.itemAction(x, content.ActionUnpublish)
 	republished := false
 	e.must(p.Republish(e.ctx, e.guid, func(done, total int) {
 		if done == total && !republished {
 			republished = true // the last chunk is written, the memberships not yet saved
-			_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", x, content.ActionPublish)
-			e.must(err)
+			e.itemAction(x, content.ActionPublish)
 		}
 	}))
 	e.must(p.Drain(e.ctx))
@@ -168,22 +166,8 @@ func TestRepublishListPagesBetweenEvents(t *testing.T) {
 func TestRepublishAfterBackgroundListPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, folderStore)
-	s := e.buildSite()
-	p := e.publisher(Config{})
-	e.must(p.Drain(e.ctx))
-	page1 := listRequest(e.guid, "en-us", "posts", 10).Key()
-	unpublish := func(id int64) {
-		_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", id, content.ActionUnpublish)
-		e.must(err)
-	}
-	unpublish(s.posts[2])
-	e.must(p.drainEvents(e.ctx)) // the batch, not the background lane
-	var queued bool
-	e.must(e.db.GetContext(e.ctx, &queued, `SELECT EXISTS (SELECT 1 FROM publish_backlog WHERE key = $1)`, page1))
-	if !queued {
-		t.Fatalf("%s is not left to the background lane", page1)
-	}
-	unpublish(s.posts[3])
+	s, p, page1 := e.page1InBackground()
+	e.itemAction(s.posts[3], content.ActionUnpublish)
 	var before int64
 	e.must(e.db.GetContext(e.ctx, &before, `SELECT rendered_version FROM objects WHERE key = $1`, page1))
 

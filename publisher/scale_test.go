@@ -252,29 +252,41 @@ func TestBacklogSurvivesCrash(t *testing.T) {
 func TestBackgroundListPageHiddenItem(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, folderStore)
+	s, p, _ := e.page1InBackground()
+	x := s.posts[12] // on page 1
+	e.itemAction(x, content.ActionUnpublish)
+	_, _, err := p.runBacklog(e.ctx, true)
+	e.must(err)
+	e.itemAction(x, content.ActionPublish)
+	e.must(p.Drain(e.ctx))
+	e.check(t)
+}
+
+// page1InBackground builds the site and publishes it, then unpublishes a
+// post of list page 0 and runs the batch (not the background lane): list
+// page 1 only shifts, so the batch leaves it to the background lane. It
+// returns the site, the publisher and list page 1's key.
+func (e *env) page1InBackground() (*site, *Publisher, string) {
+	e.t.Helper()
 	s := e.buildSite()
 	p := e.publisher(Config{})
 	e.must(p.Drain(e.ctx))
 	page1 := listRequest(e.guid, "en-us", "posts", 10).Key()
-	action := func(id int64, a content.Action) {
-		_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", id, a)
-		e.must(err)
-	}
-	// Page 1 only shifts: the batch leaves it to the background lane.
-	action(s.posts[2], content.ActionUnpublish)
+	e.itemAction(s.posts[2], content.ActionUnpublish)
 	e.must(p.drainEvents(e.ctx))
 	var queued bool
 	e.must(e.db.GetContext(e.ctx, &queued, `SELECT EXISTS (SELECT 1 FROM publish_backlog WHERE key = $1)`, page1))
 	if !queued {
-		t.Fatalf("%s is not left to the background lane", page1)
+		e.t.Fatalf("%s is not left to the background lane", page1)
 	}
-	x := s.posts[12] // on page 1
-	action(x, content.ActionUnpublish)
-	_, _, err := p.runBacklog(e.ctx, true)
+	return s, p, page1
+}
+
+// itemAction applies a to item id in en-us.
+func (e *env) itemAction(id int64, a content.Action) {
+	e.t.Helper()
+	_, err := e.cs.ItemAction(e.ctx, e.inst, "en-us", id, a)
 	e.must(err)
-	action(x, content.ActionPublish)
-	e.must(p.Drain(e.ctx))
-	e.check(t)
 }
 
 // newPost creates and publishes a post of the scale site with slug.

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgecms/edgecms/internal/cmdtest"
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/store"
 )
@@ -26,10 +27,7 @@ import (
 // no republish by hand. A bad command line fails with a one-line reason.
 func TestExportImportCommands(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "edgecms")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := cmdtest.Binary(t)
 	type env struct {
 		dsn, objects string
 	}

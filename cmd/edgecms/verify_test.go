@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/edgecms/edgecms/content"
+	"github.com/edgecms/edgecms/internal/cmdtest"
 	"github.com/edgecms/edgecms/internal/pgtest"
 	"github.com/edgecms/edgecms/publisher"
 	"github.com/edgecms/edgecms/store"
@@ -31,10 +32,7 @@ func TestVerifyCommand(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	objects := filepath.Join(dir, "objects")
-	bin := filepath.Join(dir, "edgecms")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := cmdtest.Binary(t)
 	cs := content.NewStore(db)
 	inst, err := cs.CreateInstance(ctx, "acme", []content.Locale{{Code: "en-us", Name: "English"}})
 	if err != nil {
