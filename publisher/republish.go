@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lib/pq"
 
@@ -25,6 +26,13 @@ var republishChunk = 2048
 const (
 	instanceObjectsSQL = `SELECT request FROM objects WHERE guid = $1 AND etag IS NOT NULL ORDER BY key`
 	liveKeySQL         = `SELECT EXISTS (SELECT 1 FROM objects WHERE key = $1 AND etag IS NOT NULL)`
+	// newXIDSQL takes a transaction id, above those of every transaction
+	// that has one (a snapshot's xmax is not that: it is one past the
+	// latest to end, and a transaction still running may be above it),
+	// and endedSQL tells whether every transaction up to $1 has ended.
+	// Both are xid8, which never wraps around.
+	newXIDSQL = `SELECT pg_current_xact_id()::text`
+	endedSQL  = `SELECT pg_snapshot_xmin(pg_current_snapshot()) > $1::xid8`
 )
 
 // Republish renders every object of instance guid again and writes every
@@ -113,6 +121,13 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 	if err != nil {
 		return fmt.Errorf("republish %s: list the store: %w", guid, err)
 	}
+	// Writers Put an object before their transaction records its row, so
+	// a key listed without a row may be one whose writer has not
+	// committed yet: deleteUnknown waits for the transactions running now.
+	var listed string
+	if err := p.db.GetContext(ctx, &listed, newXIDSQL); err != nil {
+		return fmt.Errorf("republish %s: %w", guid, err)
+	}
 
 	total := len(todo)
 	if progress != nil {
@@ -143,7 +158,7 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 	if err := p.saveMembersIfCurrent(ctx, site.Instance, pgSnap, members); err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
-	n, err := p.deleteUnknown(ctx, guid, seen, listing)
+	n, err := p.deleteUnknown(ctx, guid, seen, listing, listed)
 	if err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
@@ -410,13 +425,28 @@ func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.R
 // deleteUnknown deletes the objects under the instance's fetch prefix, as
 // listed before the republish wrote, that neither this republish wrote nor
 // the objects table knows (left by a lost table, or by hand), and returns
-// how many.
-func (p *Publisher) deleteUnknown(ctx context.Context, guid string, known map[string]bool, listing map[string]*store.Info) (int, error) {
+// how many. It decides once every transaction up to listed (a
+// transaction id, newXIDSQL run after the listing) has ended, so that an
+// object whose writer was still to commit its row is not taken for one;
+// should one run past strayWait, it deletes nothing and says so: what is
+// left is reported by edgecms verify, and deleted by the next republish.
+func (p *Publisher) deleteUnknown(ctx context.Context, guid string, known map[string]bool, listing map[string]*store.Info, listed string) (int, error) {
 	var stray []string
 	for key := range listing {
 		if !known[key] {
 			stray = append(stray, key)
 		}
+	}
+	if len(stray) == 0 {
+		return 0, nil
+	}
+	ended, err := p.awaitTransactions(ctx, listed, strayWait)
+	if err != nil || !ended {
+		if err == nil {
+			p.log.Warn("publisher: republish left objects that no row lists: a transaction older than its listing is still running",
+				"guid", guid, "objects", len(stray), "waited", strayWait)
+		}
+		return 0, err
 	}
 	slices.Sort(stray)
 	n := 0
@@ -437,4 +467,28 @@ func (p *Publisher) deleteUnknown(ctx context.Context, guid string, known map[st
 		n++
 	}
 	return n, nil
+}
+
+// strayWait bounds how long a republish waits for older transactions
+// before it deletes objects no row lists.
+const strayWait = time.Minute
+
+// awaitTransactions waits until every transaction up to xid has ended, or
+// for at most d, and reports whether they did. Transaction ids are shared
+// by the whole cluster, so a long transaction of another database delays
+// it too.
+func (p *Publisher) awaitTransactions(ctx context.Context, xid string, d time.Duration) (bool, error) {
+	deadline := time.Now().Add(d)
+	for {
+		var ended bool
+		if err := p.db.GetContext(ctx, &ended, endedSQL, xid); err != nil {
+			return false, err
+		}
+		if ended || time.Now().After(deadline) {
+			return ended, nil
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return false, err
+		}
+	}
 }

@@ -203,3 +203,40 @@ func TestRepublishAfterBackgroundListPage(t *testing.T) {
 	e.must(p.Drain(e.ctx))
 	e.check(t)
 }
+
+// TestRepublishKeepsObjectOfUncommittedWriter: a writer Puts an object and
+// then, in the transaction it opened before, records its row. A republish
+// that lists the store in between sees an object no committed row lists;
+// it must wait for that transaction rather than delete the object the row
+// then names.
+func TestRepublishKeepsObjectOfUncommittedWriter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, folderStore)
+	e.buildSite()
+	p := e.publisher(Config{})
+	e.must(p.Drain(e.ctx))
+
+	r := itemRequest(e.guid, "en-us", 987654)
+	key := r.Key()
+	tx, err := e.db.BeginTxx(e.ctx, nil)
+	e.must(err)
+	defer tx.Rollback()
+	_, err = tx.ExecContext(e.ctx, `INSERT INTO objects (key, guid, locale, request, etag, rendered_version) VALUES ($1, $2, 'en-us', $3, 'e', 1)`,
+		key, e.guid, requestString(r))
+	e.must(err)
+	_, err = e.store.Put(e.ctx, store.Object{Key: key, Body: []byte(`{"contentID":987654}`), ContentType: "application/json"})
+	e.must(err)
+
+	done := make(chan error, 1)
+	go func() { done <- p.Republish(e.ctx, e.guid, nil) }()
+	select {
+	case err := <-done:
+		t.Fatalf("republish ended (%v) while a writer older than its listing had not committed", err)
+	case <-time.After(2 * time.Second):
+	}
+	e.must(tx.Commit())
+	e.must(<-done)
+	if _, err := e.store.Stat(e.ctx, key); err != nil {
+		t.Fatalf("the republish deleted %s, whose row its writer committed: %v", key, err)
+	}
+}

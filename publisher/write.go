@@ -410,6 +410,7 @@ const (
 	// order. Writers of one instance are serialised by the instance lock
 	// already; the row locks and the render numbers keep the rows right
 	// even for a writer that lost that lock.
+	takeXIDSQL  = `SELECT pg_current_xact_id()`
 	lockRowsSQL = `SELECT key, etag, tags, rendered_version FROM objects WHERE key = ANY($1) ORDER BY key FOR UPDATE`
 	// upsertRowsSQL records the new state of changed objects, unless a
 	// newer render recorded its own meanwhile.
@@ -444,6 +445,12 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 		keys := make([]string, len(rs))
 		for i, r := range rs {
 			keys[i] = r.key
+		}
+		// The transaction has an id before it Puts anything, so that a
+		// republish listing the store meanwhile knows to wait for it
+		// (deleteUnknown).
+		if _, err := tx.ExecContext(ctx, takeXIDSQL); err != nil {
+			return fmt.Errorf("write objects: %w", err)
 		}
 		var locked []rowState
 		if err := tx.SelectContext(ctx, &locked, lockRowsSQL, pq.Array(keys)); err != nil {
