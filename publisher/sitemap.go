@@ -46,13 +46,18 @@ func (p *Publisher) publishSitemaps(ctx context.Context, site render.Site, maps 
 	if len(maps) == 0 {
 		return nil
 	}
-	rs := make([]*rendered, len(maps))
-	for i, req := range maps {
-		r, err := p.renderOne(ctx, site, req, opts.src)
+	rs := make([]*rendered, 0, len(maps))
+	defer func() {
+		for _, r := range rs {
+			r.drop()
+		}
+	}()
+	for _, req := range maps {
+		r, err := p.renderSpilled(ctx, site, req, opts.src)
 		if err != nil {
 			return err
 		}
-		rs[i] = r
+		rs = append(rs, r)
 	}
 	var more []fetch.Request
 	for _, r := range rs {
@@ -131,7 +136,7 @@ func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string,
 	}
 	var out []string
 	if !flat.gone {
-		err := scanSitemapBytes(flat.body, func(path string, node []byte) error {
+		err := scanSitemap(flat.bodyReader(), func(path string, node []byte) error {
 			prev, ok := old[path]
 			if all || !ok || prev.hash != maphash.Bytes(seed, node) {
 				out = append(out, path)
