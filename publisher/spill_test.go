@@ -2,8 +2,14 @@ package publisher
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"hash/maphash"
+	"maps"
+	"math/rand/v2"
 	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -68,5 +74,112 @@ func testSpilledSitemaps(t *testing.T, kind storeKind) {
 	e.must(err)
 	for _, f := range left {
 		t.Errorf("left in the temporary folder: %s", f.Name())
+	}
+}
+
+// TestCompareNodes checks the side-by-side comparison of two flat
+// sitemaps against the plain one (a map of every stored node) on random
+// edits: nodes added, removed, changed, moved, and a new order.
+func TestCompareNodes(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	body := func(paths []string, val map[string]int) string {
+		var b strings.Builder
+		b.WriteByte('{')
+		for i, p := range paths {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `%q:{"v":%d}`, p, val[p])
+		}
+		b.WriteByte('}')
+		return b.String()
+	}
+	plain := func(old, cur string, all bool) []string {
+		oldPaths, oldNodes, err := sitemapNodes([]byte(old))
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := map[string]int{}
+		for i, p := range oldPaths {
+			at[p] = i
+		}
+		var out []string
+		e := scanSitemapBytes([]byte(cur), func(path string, node []byte) error {
+			if prev, ok := oldNodes[path]; all || !ok || string(prev) != string(node) {
+				out = append(out, path)
+			}
+			delete(oldNodes, path)
+			return nil
+		})
+		if e != nil {
+			t.Fatal(e)
+		}
+		var removed []string
+		for p := range oldNodes {
+			removed = append(removed, p)
+		}
+		slices.SortFunc(removed, func(a, b string) int { return at[a] - at[b] })
+		return append(out, removed...)
+	}
+	seed := maphash.MakeSeed()
+	for round := range 300 {
+		n := rng.IntN(60)
+		var oldPaths []string
+		val := map[string]int{}
+		for i := range n {
+			p := fmt.Sprintf("/p%d", i)
+			oldPaths = append(oldPaths, p)
+			val[p] = rng.IntN(3)
+		}
+		newPaths := slices.Clone(oldPaths)
+		newVal := maps.Clone(val)
+		switch round % 4 {
+		case 0: // some added and removed
+			for range rng.IntN(4) {
+				if len(newPaths) > 0 {
+					i := rng.IntN(len(newPaths))
+					newPaths = slices.Delete(newPaths, i, i+1)
+				}
+				p := fmt.Sprintf("/new%d", rng.IntN(1000))
+				if !slices.Contains(newPaths, p) {
+					newPaths = slices.Insert(newPaths, rng.IntN(len(newPaths)+1), p)
+				}
+			}
+		case 1: // some changed
+			for p := range newVal {
+				if rng.IntN(5) == 0 {
+					newVal[p]++
+				}
+			}
+		case 2: // one moved
+			if len(newPaths) > 1 {
+				i := rng.IntN(len(newPaths))
+				p := newPaths[i]
+				newPaths = slices.Delete(newPaths, i, i+1)
+				newPaths = slices.Insert(newPaths, rng.IntN(len(newPaths)+1), p)
+			}
+		case 3: // a new order
+			rng.Shuffle(len(newPaths), func(i, j int) { newPaths[i], newPaths[j] = newPaths[j], newPaths[i] })
+		}
+		old, cur := body(oldPaths, val), body(newPaths, newVal)
+		all := rng.IntN(10) == 0
+		stored, fresh := newNodeStream(strings.NewReader(old), seed), newNodeStream(strings.NewReader(cur), seed)
+		got, err := compareNodes(stored, fresh, all)
+		stored.stop()
+		fresh.stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := plain(old, cur, all); !slices.Equal(got, want) {
+			t.Fatalf("round %d:\nold %s\nnew %s\ngot  %v\nwant %v", round, old, cur, got, want)
+		}
+	}
+	// A stored body that is not a sitemap is told apart.
+	stored, fresh := newNodeStream(strings.NewReader(`{"/a":{},"/b"`), seed), newNodeStream(strings.NewReader(`{"/a":{}}`), seed)
+	defer stored.stop()
+	defer fresh.stop()
+	if _, err := compareNodes(stored, fresh, false); !errors.Is(err, errStoredNotSitemap) {
+		t.Errorf("a broken stored sitemap: %v, want errStoredNotSitemap", err)
 	}
 }
