@@ -143,7 +143,7 @@ func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string,
 
 // errStoredNotSitemap is what compareNodes answers when the stored
 // sitemap is not one (errNotSitemap).
-var errStoredNotSitemap = errors.New("the stored flat sitemap is not a JSON object")
+var errStoredNotSitemap = errors.New("stored sitemap")
 
 // nodeStream reads the paths of a flat sitemap and a hash of each node,
 // one at a time (scanSitemap, pulled).
