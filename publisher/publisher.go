@@ -165,6 +165,12 @@ type Publisher struct {
 	// feedChecked is set once the store is known to hold a feed object.
 	feedChecked atomic.Bool
 
+	// spillBytes is the most of a sitemap's body a render holds in
+	// memory (spillBody; tests make it small), and spillDir where the
+	// rest goes ("": os.TempDir()).
+	spillBytes int
+	spillDir   string
+
 	// afterChunk, when set (by tests), runs after each chunk of objects
 	// is committed.
 	afterChunk func()
@@ -220,6 +226,7 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 		store:        cfg.Store,
 		render:       render.New(cs),
 		reads:        source.NewReader(cs),
+		spillBytes:   spillBytes,
 		log:          log,
 		writeBacks:   newWriteBackQueue(1024),
 		variantTouch: variantTouch,

@@ -97,13 +97,14 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 		}
 	}
 	for _, f := range flats {
-		r, err := p.renderOne(ctx, site, f, nil)
+		r, err := p.renderSpilled(ctx, site, f, nil)
 		if err != nil {
 			return fmt.Errorf("republish %s: %w", guid, err)
 		}
 		if !r.gone {
 			reqs = append(reqs, p.pagePaths(site, r)...)
 		}
+		r.drop()
 	}
 	seen := map[string]bool{}
 	todo := reqs[:0]

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -46,13 +47,18 @@ func (p *Publisher) publishSitemaps(ctx context.Context, site render.Site, maps 
 	if len(maps) == 0 {
 		return nil
 	}
-	rs := make([]*rendered, len(maps))
-	for i, req := range maps {
-		r, err := p.renderOne(ctx, site, req, opts.src)
+	rs := make([]*rendered, 0, len(maps))
+	defer func() {
+		for _, r := range rs {
+			r.drop()
+		}
+	}()
+	for _, req := range maps {
+		r, err := p.renderSpilled(ctx, site, req, opts.src)
 		if err != nil {
 			return err
 		}
-		rs[i] = r
+		rs = append(rs, r)
 	}
 	var more []fetch.Request
 	for _, r := range rs {
@@ -92,12 +98,14 @@ func (p *Publisher) publishSitemaps(ctx context.Context, site render.Site, maps 
 // changed, in sitemap order (removed ones last); all of them when the
 // sitemap's tags changed. With no sitemap in the store every path is new.
 //
-// The stored sitemap is read as a stream and kept as a 64-bit hash of each
-// node by path (some 70 bytes a node with the map's own, where the body is
-// over 200), and the new one is scanned where it is: a sitemap behind a
-// dynamic page of N items costs one such map, not a second body and two
-// maps of nodes. Two different nodes of one path hash alike with a chance
-// of one in 2^64 per node: that page by path would be left as it is.
+// The two are read as streams, side by side, and a node is kept (as a
+// 64-bit hash) only while the other sitemap has not reached its path: an
+// item added or removed behind a dynamic page shifts the rest by one node,
+// so what is held is the few nodes by which the two orders differ, not a
+// node of the whole sitemap (some 70 bytes each where the body is over
+// 200). A new order of a large container holds up to all of them. Two
+// different nodes of one path hash alike with a chance of one in 2^64 per
+// node: that page by path would be left as it is.
 func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string, error) {
 	rc, info, err := p.store.Open(ctx, flat.key)
 	switch {
@@ -111,44 +119,133 @@ func (p *Publisher) changedPaths(ctx context.Context, flat *rendered) ([]string,
 	// tags of every path, whose node may be the same.
 	all := err == nil && !flat.gone && !slices.Equal(info.Tags, flat.tags)
 	seed := maphash.MakeSeed()
-	type oldNode struct {
-		hash uint64
-		at   int // place in the stored sitemap
-	}
-	old := map[string]oldNode{}
+	var stored, fresh *nodeStream
 	if rc != nil {
-		err := scanSitemap(rc, func(path string, node []byte) error {
-			old[path] = oldNode{hash: maphash.Bytes(seed, node), at: len(old)}
-			return nil
-		})
-		switch {
-		case errors.Is(err, errNotSitemap):
-			p.log.Warn("publisher: unreadable sitemap in the store; rendering every path", "key", flat.key, "err", err)
-			old = map[string]oldNode{}
-		case err != nil:
-			return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
-		}
+		stored = newNodeStream(rc, seed)
+		defer stored.stop()
 	}
-	var out []string
 	if !flat.gone {
-		err := scanSitemapBytes(flat.body, func(path string, node []byte) error {
-			prev, ok := old[path]
-			if all || !ok || prev.hash != maphash.Bytes(seed, node) {
-				out = append(out, path)
+		fresh = newNodeStream(flat.bodyReader(), seed)
+		defer fresh.stop()
+	}
+	out, err := compareNodes(stored, fresh, all)
+	if errors.Is(err, errStoredNotSitemap) {
+		p.log.Warn("publisher: unreadable sitemap in the store; rendering every path", "key", flat.key, "err", err)
+		again := newNodeStream(flat.bodyReader(), seed)
+		defer again.stop()
+		out, err = compareNodes(nil, again, true)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
+	}
+	return out, nil
+}
+
+// errStoredNotSitemap is what compareNodes answers when the stored
+// sitemap is not one (errNotSitemap).
+var errStoredNotSitemap = errors.New("stored sitemap")
+
+// nodeStream reads the paths of a flat sitemap and a hash of each node,
+// one at a time (scanSitemap, pulled).
+type nodeStream struct {
+	next func() (string, uint64, bool)
+	stop func()
+	err  error // the scan's, once next said no more
+}
+
+// errStopped ends a scan that its reader stopped pulling.
+var errStopped = errors.New("stopped")
+
+func newNodeStream(r io.Reader, seed maphash.Seed) *nodeStream {
+	s := &nodeStream{}
+	s.next, s.stop = iter.Pull2(func(yield func(string, uint64) bool) {
+		err := scanSitemap(r, func(path string, node []byte) error {
+			if !yield(path, maphash.Bytes(seed, node)) {
+				return errStopped
 			}
-			delete(old, path)
 			return nil
 		})
-		if err != nil {
-			return nil, fmt.Errorf("read sitemap %s: %w", flat.key, err)
+		if err != errStopped {
+			s.err = err
+		}
+	})
+	return s
+}
+
+// compareNodes reads the stored and the fresh flat sitemap (nil: none)
+// side by side and returns the paths of fresh nodes that stored lacks or
+// has otherwise (all of them with all), in fresh order, then those only
+// stored has, in stored order.
+func compareNodes(stored, fresh *nodeStream, all bool) ([]string, error) {
+	type node struct {
+		hash uint64
+		at   int // place in its sitemap
+	}
+	type found struct {
+		path string
+		at   int
+	}
+	waitOld, waitNew := map[string]node{}, map[string]node{} // not yet met in the other
+	var out []found
+	read := func(s *nodeStream) (string, uint64, bool) {
+		if s == nil {
+			return "", 0, false
+		}
+		return s.next()
+	}
+	for i, oldMore, newMore := 0, stored != nil, fresh != nil; oldMore || newMore; i++ {
+		if newMore {
+			var path string
+			var h uint64
+			if path, h, newMore = read(fresh); newMore {
+				if o, ok := waitOld[path]; ok {
+					delete(waitOld, path)
+					if all || o.hash != h {
+						out = append(out, found{path, i})
+					}
+				} else {
+					waitNew[path] = node{h, i}
+				}
+			}
+		}
+		if oldMore {
+			var path string
+			var h uint64
+			if path, h, oldMore = read(stored); oldMore {
+				if n, ok := waitNew[path]; ok {
+					delete(waitNew, path)
+					if all || n.hash != h {
+						out = append(out, found{path, n.at})
+					}
+				} else {
+					waitOld[path] = node{h, i}
+				}
+			}
 		}
 	}
-	removed := make([]string, 0, len(old))
-	for path := range old {
-		removed = append(removed, path)
+	if fresh != nil && fresh.err != nil {
+		return nil, fresh.err
 	}
-	slices.SortFunc(removed, func(a, b string) int { return old[a].at - old[b].at })
-	return append(out, removed...), nil
+	if stored != nil && stored.err != nil {
+		if errors.Is(stored.err, errNotSitemap) {
+			return nil, fmt.Errorf("%w: %w", errStoredNotSitemap, stored.err)
+		}
+		return nil, stored.err
+	}
+	for path, n := range waitNew {
+		out = append(out, found{path, n.at})
+	}
+	slices.SortFunc(out, func(a, b found) int { return a.at - b.at })
+	removed := make([]found, 0, len(waitOld))
+	for path, o := range waitOld {
+		removed = append(removed, found{path, o.at})
+	}
+	slices.SortFunc(removed, func(a, b found) int { return a.at - b.at })
+	paths := make([]string, 0, len(out)+len(removed))
+	for _, f := range append(out, removed...) {
+		paths = append(paths, f.path)
+	}
+	return paths, nil
 }
 
 // errNotSitemap is what scanSitemap answers for a body that is not a

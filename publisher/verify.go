@@ -103,13 +103,14 @@ func (p *Publisher) Verify(ctx context.Context, guid string, progress func(done,
 		if r.Kind != fetch.SitemapFlat {
 			continue
 		}
-		flat, err := p.renderOne(ctx, site, r, nil)
+		flat, err := p.renderSpilled(ctx, site, r, nil)
 		if err != nil {
 			return v, fmt.Errorf("verify %s: %w", guid, err)
 		}
 		if !flat.gone {
 			reqs = append(reqs, p.pagePaths(site, flat)...)
 		}
+		flat.drop()
 	}
 	seen := map[string]bool{}
 	todo := reqs[:0]

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/edgecms/edgecms/metrics"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -34,6 +35,10 @@ type rendered struct {
 	req  fetch.Request
 	key  string
 	body []byte
+	// file, when set, holds the body instead (spillBody: a large
+	// sitemap), size bytes of it.
+	file *os.File
+	size int64
 	etag string
 	tags []string // qualified, sorted: the object's tags in the store
 	// deps are the tags the objects table records, which find the object
@@ -84,15 +89,23 @@ func depsOf(guid string, req fetch.Request, res render.Result, tags []string) []
 // renderOne renders req for the store, reading content from src (nil:
 // Postgres).
 func (p *Publisher) renderOne(ctx context.Context, site render.Site, req fetch.Request, src render.Source) (*rendered, error) {
+	return p.renderWith(ctx, site, req, func(ctx context.Context) (render.Result, *spillBody, error) {
+		if src != nil {
+			res, err := p.render.RenderFrom(ctx, site, req, src)
+			return res, nil, err
+		}
+		res, err := p.render.Render(ctx, site, req)
+		return res, nil, err
+	})
+}
+
+// renderWith makes the rendered object of req from what render gives:
+// a result with its body, or a result without and the body spilled.
+func (p *Publisher) renderWith(ctx context.Context, site render.Site, req fetch.Request,
+	render func(context.Context) (render.Result, *spillBody, error)) (*rendered, error) {
 	r := &rendered{req: req, key: req.Key()}
 	p.stats.rendered.Add(1)
-	var res render.Result
-	var err error
-	if src != nil {
-		res, err = p.render.RenderFrom(ctx, site, req, src)
-	} else {
-		res, err = p.render.Render(ctx, site, req)
-	}
+	res, spilled, err := render(ctx)
 	if err != nil {
 		if s := problem.KindOf(err).Status(); s >= 400 && s < 500 && ctx.Err() == nil {
 			r.gone = true
@@ -100,8 +113,11 @@ func (p *Publisher) renderOne(ctx context.Context, site render.Site, req fetch.R
 		}
 		return nil, fmt.Errorf("render %s: %w", r.key, err)
 	}
-	r.body = res.Body
-	r.etag = store.ETag(res.Body)
+	if spilled != nil {
+		r.body, r.file, r.size, r.etag = spilled.buf, spilled.file, spilled.size, store.ETagOf(spilled.hash)
+	} else {
+		r.body, r.size, r.etag = res.Body, int64(len(res.Body)), store.ETag(res.Body)
+	}
 	r.tags = qualify(site.Instance.Guid, req.Locale, res.Tags)
 	r.deps = depsOf(site.Instance.Guid, req, res, r.tags)
 	r.item = res.Item
@@ -275,7 +291,11 @@ func nodesKept(m maybeSitemap, paths []nodePath, same []string, unrendered []nod
 // pagePaths returns the page-by-path requests of every path in a rendered
 // flat sitemap.
 func (p *Publisher) pagePaths(site render.Site, flat *rendered) []fetch.Request {
-	paths, err := sitemapPaths(flat.body)
+	var paths []string
+	err := scanSitemap(flat.bodyReader(), func(path string, _ []byte) error {
+		paths = append(paths, path)
+		return nil
+	})
 	if err != nil {
 		p.log.Warn("publisher: read sitemap paths", "key", flat.key, "err", err)
 		return nil
@@ -498,16 +518,11 @@ func (p *Publisher) writeChunk(ctx context.Context, guid string, rs []*rendered,
 				o.err = p.store.Delete(ctx, o.r.key)
 				return
 			}
-			obj := store.Object{Key: o.r.key, Body: o.r.body, ContentType: delivery.ContentType, CacheControl: delivery.FetchCacheControl, Tags: o.r.tags}
-			var written bool
-			var err error
-			if opts.listing != nil && (o.row.Key == "" || !o.changed) {
-				// The table knows nothing of the key, or agrees
-				// with the render: what the listing says stands.
-				written, err = p.store.PutListed(ctx, obj, opts.listing[o.r.key])
-			} else {
-				written, err = p.store.Put(ctx, obj)
-			}
+			obj := store.Object{Key: o.r.key, ContentType: delivery.ContentType, CacheControl: delivery.FetchCacheControl, Tags: o.r.tags}
+			// When the table knows nothing of the key, or agrees
+			// with the render, what the listing says stands.
+			useListing := opts.listing != nil && (o.row.Key == "" || !o.changed)
+			written, err := o.r.put(ctx, p.store, obj, opts.listing[o.r.key], useListing)
 			o.err = err
 			o.changed = o.changed || written
 			if written {

@@ -27,7 +27,7 @@ func (r *Renderer) RenderMany(ctx context.Context, site Site, reqs []fetch.Reque
 	results, errs := make([]Result, len(reqs)), make([]error, len(reqs))
 	for _, g := range r.batches(ctx, site, reqs) {
 		for _, i := range g.reqs {
-			results[i], errs[i] = r.render(ctx, site, reqs[i], g.src)
+			results[i], errs[i] = r.render(ctx, site, reqs[i], g.src, nil)
 		}
 	}
 	return results, errs

@@ -54,7 +54,7 @@ func renderManyLoads(t *testing.T, f *fixture) {
 				t.Errorf("%s depth %d: %d item requests took %d queries, want at most %d", fl, d, len(reqs), loaded, d+2)
 			}
 			for _, i := range groups[0].reqs {
-				got, gotErr := f.r.render(f.ctx, f.site, reqs[i], src)
+				got, gotErr := f.r.render(f.ctx, f.site, reqs[i], src, nil)
 				want, wantErr := f.r.Render(f.ctx, f.site, reqs[i])
 				if a, b := differentialLine("", got, gotErr), differentialLine("", want, wantErr); a != b {
 					t.Errorf("%s depth %d item %d: in a batch %s, by Render %s", fl, d, reqs[i].ContentID, a, b)

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"io"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -13,6 +14,31 @@ import (
 type writer struct {
 	b     []byte
 	comma bool // a value was written at the current level
+	// out, when set, receives what is written whenever more than
+	// flushBytes are held (flush), so that a long answer (a sitemap) is
+	// never held whole; err is the first error it gave.
+	out io.Writer
+	err error
+}
+
+// flushBytes is what a writer with an out holds before handing it on.
+const flushBytes = 32 << 10
+
+// flush hands what the writer holds to out once it holds more than
+// flushBytes; the comma state stays, so writing goes on as if nothing
+// happened.
+func (w *writer) flush() {
+	if w.out != nil && len(w.b) >= flushBytes {
+		w.drain()
+	}
+}
+
+// drain hands everything the writer holds to out.
+func (w *writer) drain() {
+	if w.err == nil && len(w.b) > 0 {
+		_, w.err = w.out.Write(w.b)
+	}
+	w.b = w.b[:0]
 }
 
 func (w *writer) sep() {

@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,7 +136,25 @@ func (r *Renderer) RenderFrom(ctx context.Context, site Site, req fetch.Request,
 	default:
 		return Result{}, fmt.Errorf("render: %s requests are not rendered from a Source", req.Kind)
 	}
-	return r.render(ctx, site, req, src)
+	return r.render(ctx, site, req, src, nil)
+}
+
+// RenderTo renders the answer to req from src as RenderFrom does, but
+// writes the body to out as it is made instead of returning it
+// (Result.Body is nil): a sitemap goes out some 32 KB at a time, so that
+// one of a channel with N dynamic items is never held whole. The other
+// kinds are written in one piece at the end. An error of out ends the
+// render and is returned; out may then have part of the body.
+func (r *Renderer) RenderTo(ctx context.Context, site Site, req fetch.Request, src Source, out io.Writer) (Result, error) {
+	if out == nil {
+		return Result{}, fmt.Errorf("render: RenderTo needs a writer")
+	}
+	switch req.Kind {
+	case fetch.Item, fetch.List, fetch.Page, fetch.PageByPath, fetch.SitemapFlat, fetch.SitemapNested:
+	default:
+		return Result{}, fmt.Errorf("render: %s requests are not rendered from a Source", req.Kind)
+	}
+	return r.render(ctx, site, req, src, out)
 }
 
 // Render renders the answer to req, which must come from fetch.Parse. Sync
@@ -147,10 +166,10 @@ func (r *Renderer) RenderFrom(ctx context.Context, site Site, req fetch.Request,
 // a problem.NotFound; a sort by a path that names nothing is a
 // problem.Invalid. Other errors are internal.
 func (r *Renderer) Render(ctx context.Context, site Site, req fetch.Request) (Result, error) {
-	return r.render(ctx, site, req, r.reads)
+	return r.render(ctx, site, req, r.reads, nil)
 }
 
-func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src Source) (Result, error) {
+func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src Source, out io.Writer) (Result, error) {
 	var loc content.Locale
 	var err error
 	if req.Kind != fetch.Gallery && req.Kind != fetch.URLRedirection {
@@ -174,6 +193,7 @@ func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src
 	}
 	// Renders of items grow this to what the items loaded take (graph).
 	j.w.b = make([]byte, 0, 512)
+	j.w.out = out
 	switch req.Kind {
 	case fetch.Item:
 		err = j.item()
@@ -194,10 +214,17 @@ func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src
 	default:
 		return Result{}, fmt.Errorf("render: %s requests are not rendered here", req.Kind)
 	}
+	if err == nil && out != nil {
+		j.w.drain()
+		err = j.w.err
+	}
 	if err != nil {
 		return Result{}, fmt.Errorf("render %s: %w", req.Kind, err)
 	}
 	res := Result{Body: j.w.b, Tags: j.sortedTags(), Item: j.nodeItem}
+	if out != nil {
+		res.Body = nil
+	}
 	for t := range j.nodeTags {
 		res.NodeTags = append(res.NodeTags, t)
 	}

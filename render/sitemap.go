@@ -246,23 +246,28 @@ func (j *job) sitemap(nested bool) error {
 	w := &j.w
 	if nested {
 		j.writeNested(sm.roots)
-		return nil
+		return w.err
 	}
 	w.open('{')
 	sm.walk(func(n *smNode) bool {
 		w.key(n.path)
 		j.writeNode(n, false)
-		return true
+		w.flush()
+		return w.err == nil
 	})
 	w.close('}')
-	return nil
+	return w.err
 }
 
 func (j *job) writeNested(ns []*smNode) {
 	w := &j.w
 	w.open('[')
 	for _, n := range ns {
+		if w.err != nil {
+			return
+		}
 		j.writeNode(n, true)
+		w.flush()
 	}
 	w.close(']')
 }

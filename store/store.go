@@ -397,3 +397,8 @@ func listedSame(listed *Info, o Object) bool {
 
 // second truncates t to the precision of Modified.
 func second(t time.Time) time.Time { return t.Truncate(time.Second).UTC() }
+
+// ETagOf returns the entity tag Put gives the bytes h has read, h being a
+// SHA-256 (crypto/sha256.New): for a caller that hashes a body as it
+// makes it, to PutFrom it later.
+func ETagOf(h hash.Hash) string { return quoteHash(hashSum(h)) }
