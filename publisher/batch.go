@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/edgecms/edgecms/eventlog"
 	"github.com/edgecms/edgecms/fetch"
 	"github.com/edgecms/edgecms/problem"
@@ -17,10 +19,10 @@ import (
 //     themselves (ownRequests: an item's own object, a page's), then
 //     plans the rest (plan.go, lists.go): what embeds what changed, and
 //     the list pages whose window of items changed;
-//  3. publish (write.go) renders and writes the plan's fast lane, then
-//     publishNodes (nodes.go) the pages by path of the items published
-//     behind a dynamic page, where their path is theirs; the variants the
-//     plan names are dropped instead (variants.go);
+//  3. publish (write.go) renders and writes the plan's fast lane and, at
+//     the same time, publishNodes (nodes.go) the pages by path of the
+//     items published behind a dynamic page, where their path is theirs;
+//     the variants the plan names are dropped instead (variants.go);
 //  4. the feed lists the changes (feed.go, the one place that writes it);
 //  5. handOff (handoff.go): in one transaction the cursor moves past the
 //     batch, its events are confirmed to the webhook dispatcher and its
@@ -146,29 +148,39 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 			bg = append(bg, m.req)
 		}
 	}
-	// Each step's writes are listed in the feed as soon as they are done
-	// (requestFlush), so that edges serve list page 0 and a new post's
-	// page by path without waiting for the rest of the batch.
-	out, err := p.publish(ctx, site, now, writeOpts{version: version, members: pl.members}, nil)
-	res.out.add(out)
+	// The fast lane and the pages by path of the items published (where
+	// their path is theirs, nodes.go; the background lane renders them
+	// again with the whole sitemap) write different keys, as fastLane
+	// leaves pages by path out, so they run at once, and each is listed
+	// in the feed as soon as it is written (requestFlush): edges serve
+	// list page 0 and a new post's page by path without waiting for the
+	// rest of the batch, or for each other.
+	var laneOut, nodesOut outcome
+	var nodes []fetch.Request
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		var err error
+		laneOut, err = p.publish(gctx, site, now, writeOpts{version: version, members: pl.members}, nil)
+		if len(laneOut.changed) > 0 {
+			p.requestFlush()
+		}
+		return err
+	})
+	g.Go(func() error {
+		var err error
+		nodesOut, nodes, err = p.publishNodes(gctx, site, evs, pl.kept, version)
+		if len(nodesOut.changed) > 0 {
+			p.requestFlush()
+		}
+		return err
+	})
+	err = g.Wait()
+	res.out.add(laneOut)
+	res.out.add(nodesOut)
 	if err != nil {
 		return res, err
 	}
-	if len(out.changed) > 0 {
-		p.requestFlush()
-	}
-	// The pages by path of the items published, where their path is
-	// theirs (nodes.go); the background lane renders them again with the
-	// whole sitemap.
-	out, nodes, err := p.publishNodes(ctx, site, evs, pl.kept, version)
-	res.out.add(out)
-	if err != nil {
-		return res, err
-	}
-	if len(out.changed) > 0 {
-		p.requestFlush()
-	}
-	out, err = p.dropVariants(ctx, guid, drop, version, pl.affected)
+	out, err := p.dropVariants(ctx, guid, drop, version, pl.affected)
 	res.out.add(out)
 	if err != nil {
 		return res, err
