@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -45,8 +46,44 @@ const (
 			FROM (SELECT seq FROM object_changes WHERE pos IS NULL ORDER BY seq) pending) n
 		WHERE o.seq = n.seq`
 	pendingChangesSQL = `SELECT EXISTS (SELECT 1 FROM object_changes WHERE pos IS NULL)`
-	latestChangesSQL  = `SELECT pos, key FROM object_changes WHERE pos IS NOT NULL ORDER BY pos DESC LIMIT $1`
+	// latestChangesSQL reads the newest $1 changes with a position above
+	// $2.
+	latestChangesSQL = `SELECT pos, key FROM object_changes WHERE pos > $2 ORDER BY pos DESC LIMIT $1`
 )
+
+// feedTail is the changes a feed this process wrote listed, so that the
+// next flush reads only the changes given a position since, not the
+// FeedSize latest (2,000 rows to read under the feed lock, on each of the
+// several flushes of every batch). Whatever another process wrote since
+// has positions above the tail's, which that read finds: positions are
+// given, and committed, under the feed lock, and never change. So a tail
+// that was right once stays a right start, however old.
+type feedTail struct {
+	mu      sync.Mutex
+	known   bool
+	changes []delivery.Change // ascending, at most FeedSize
+}
+
+// get returns the changes listed and the position above which the
+// changes to add lie; with no tail known, no changes and 0.
+func (t *feedTail) get() ([]delivery.Change, int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.known || len(t.changes) == 0 {
+		return nil, 0
+	}
+	return t.changes, t.changes[len(t.changes)-1].Seq
+}
+
+// set records changes as listed once the feed that lists them is
+// committed; a flush that failed forgets the tail instead (nil, false).
+// A set from a flush that committed before another's only moves the tail
+// back to a right start.
+func (t *feedTail) set(changes []delivery.Change, known bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.changes, t.known = changes, known
+}
 
 // FlushFeed publishes the changes recorded since the last flush in the feed
 // object. Flushes of all publishers are serialised, so feed objects are
@@ -69,6 +106,7 @@ func (p *Publisher) flushFeed(ctx context.Context, upTo int64) (waiting bool, er
 	if !pending {
 		return false, p.ensureFeed(ctx)
 	}
+	var listed []delivery.Change
 	err = pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
 			return fmt.Errorf("flush feed: lock: %w", err)
@@ -80,10 +118,15 @@ func (p *Publisher) flushFeed(ctx context.Context, upTo int64) (waiting bool, er
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		return p.writeFeed(ctx, tx)
+		listed, err = p.writeFeed(ctx, tx)
+		return err
 	})
 	if err != nil {
+		p.listed.set(nil, false)
 		return false, err
+	}
+	if listed != nil {
+		p.listed.set(listed, true)
 	}
 	if err := p.db.GetContext(ctx, &waiting, waitingChangesSQL, upTo); err != nil {
 		return false, fmt.Errorf("flush feed: %w", err)
@@ -145,12 +188,15 @@ func (p *Publisher) ensureFeed(ctx context.Context) error {
 	_, err := p.store.Stat(ctx, delivery.FeedKey)
 	switch {
 	case problem.Is(err, problem.NotFound):
+		var listed []delivery.Change
 		err = pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 			if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock($1, $2)`, lockSpace, feedLock); err != nil {
 				return fmt.Errorf("flush feed: lock: %w", err)
 			}
-			return p.writeFeed(ctx, tx)
+			listed, err = p.writeFeed(ctx, tx)
+			return err
 		})
+		p.listed.set(listed, err == nil)
 	case err != nil:
 		err = fmt.Errorf("flush feed: %w", err)
 	}
@@ -160,36 +206,43 @@ func (p *Publisher) ensureFeed(ctx context.Context) error {
 	return err
 }
 
-func (p *Publisher) writeFeed(ctx context.Context, q sqlx.ExtContext) error {
+// writeFeed writes the feed object from the tail this process listed
+// last and the changes given a position since, in q's transaction, which
+// holds the feed lock; it returns the changes listed.
+func (p *Publisher) writeFeed(ctx context.Context, q sqlx.ExtContext) ([]delivery.Change, error) {
+	tail, after := p.listed.get()
 	var rows []struct {
 		Pos int64  `db:"pos"`
 		Key string `db:"key"`
 	}
-	if err := sqlx.SelectContext(ctx, q, &rows, latestChangesSQL, p.cfg.FeedSize); err != nil {
-		return fmt.Errorf("flush feed: %w", err)
+	if err := sqlx.SelectContext(ctx, q, &rows, latestChangesSQL, p.cfg.FeedSize, after); err != nil {
+		return nil, fmt.Errorf("flush feed: %w", err)
 	}
-	f := delivery.Feed{Changes: make([]delivery.Change, len(rows))}
-	for i, r := range rows {
-		f.Changes[i] = delivery.Change{Seq: r.Pos, Key: r.Key}
+	changes := make([]delivery.Change, 0, min(len(tail)+len(rows), p.cfg.FeedSize))
+	if keep := p.cfg.FeedSize - len(rows); keep > 0 {
+		changes = append(changes, tail[max(len(tail)-keep, 0):]...)
 	}
-	slices.Reverse(f.Changes)
-	if n := len(f.Changes); n > 0 {
-		f.Seq, f.Oldest = f.Changes[n-1].Seq, f.Changes[0].Seq
+	for _, r := range slices.Backward(rows) {
+		changes = append(changes, delivery.Change{Seq: r.Pos, Key: r.Key})
+	}
+	f := delivery.Feed{Changes: changes}
+	if n := len(changes); n > 0 {
+		f.Seq, f.Oldest = changes[n-1].Seq, changes[0].Seq
 	}
 	body, err := json.Marshal(f)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if _, err := p.store.Put(ctx, store.Object{Key: delivery.FeedKey, Body: body, ContentType: delivery.ContentType, CacheControl: delivery.NoStore}); err != nil {
-		return fmt.Errorf("flush feed: %w", err)
+		return nil, fmt.Errorf("flush feed: %w", err)
 	}
 	// Delivered as q's transaction commits, once the object is in the
 	// store: origins wake the edges waiting for a new feed (see
 	// delivery.FeedChannel).
 	if _, err := q.ExecContext(ctx, notifyFeedSQL, strconv.FormatInt(f.Seq, 10)); err != nil {
-		return fmt.Errorf("flush feed: notify: %w", err)
+		return nil, fmt.Errorf("flush feed: notify: %w", err)
 	}
-	return nil
+	return changes, nil
 }
 
 const notifyFeedSQL = `SELECT pg_notify('` + delivery.FeedChannel + `', $1)`

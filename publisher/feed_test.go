@@ -3,10 +3,13 @@ package publisher
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/edgecms/edgecms/content"
 	"github.com/edgecms/edgecms/delivery"
@@ -143,4 +146,55 @@ func listedAfter(f delivery.Feed, key string, after int64) int64 {
 		}
 	}
 	return 0
+}
+
+// TestFeedTail checks that feeds written from each process's tail (the
+// changes it listed last) and the changes positioned since are those a
+// read of the whole table gives, while three publishers flush at once,
+// changes commit meanwhile and the trim runs.
+func TestFeedTail(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, folderStore)
+	const size = 7
+	ps := []*Publisher{e.publisher(Config{FeedSize: size}), e.publisher(Config{FeedSize: size}), e.publisher(Config{FeedSize: size})}
+	// fromTable is the feed of the latest size positioned changes.
+	fromTable := func() []delivery.Change {
+		var rows []positioned
+		e.must(e.db.SelectContext(e.ctx, &rows, `SELECT pos, key FROM object_changes WHERE pos IS NOT NULL ORDER BY pos DESC LIMIT $1`, size))
+		var out []delivery.Change
+		for _, r := range slices.Backward(rows) {
+			out = append(out, delivery.Change{Seq: *r.Pos, Key: r.Key})
+		}
+		return out
+	}
+	var g errgroup.Group
+	for w, p := range ps {
+		g.Go(func() error {
+			for i := range 40 {
+				if _, err := e.db.ExecContext(e.ctx, `INSERT INTO object_changes (key) VALUES ($1), ($2)`,
+					fmt.Sprintf("acme/w%d/%d.json", w, i), fmt.Sprintf("acme/w%d/%d-b.json", w, i)); err != nil {
+					return err
+				}
+				if err := p.FlushFeed(e.ctx); err != nil {
+					return err
+				}
+				if i%10 == 9 {
+					if _, err := p.trimChanges(e.ctx); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	}
+	e.must(g.Wait())
+	// Each publisher's next feed, written from its own tail, is the one
+	// the table gives.
+	for i, p := range ps {
+		e.must(e.db.QueryRowContext(e.ctx, `INSERT INTO object_changes (key) VALUES ($1) RETURNING 0`, fmt.Sprintf("acme/last/%d.json", i)).Err())
+		e.must(p.FlushFeed(e.ctx))
+		if got, want := e.feedObject().Changes, fromTable(); !slices.Equal(got, want) {
+			t.Fatalf("publisher %d wrote the feed\n%v\nwant\n%v", i, got, want)
+		}
+	}
 }

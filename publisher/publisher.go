@@ -165,6 +165,9 @@ type Publisher struct {
 	// feedChecked is set once the store is known to hold a feed object.
 	feedChecked atomic.Bool
 
+	// listed is what this process last wrote to the feed object.
+	listed feedTail
+
 	// spillBytes is the most of a sitemap's body a render holds in
 	// memory (spillBody; tests make it small), and spillDir where the
 	// rest goes ("": os.TempDir()).
