@@ -33,3 +33,6 @@ func SetRateClock(s *Server, now func() time.Time) {
 // WatchedEvent returns the id of the last event the origin's render cache
 // has read from the event log.
 func WatchedEvent(s *Server) int64 { return s.watched.Load() }
+
+// AnswersWaiting is how many fetch requests wait on a render now.
+func AnswersWaiting(s *Server) int64 { return s.waiting.Load() }

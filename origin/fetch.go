@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -71,17 +72,46 @@ func (s *Server) answer(ctx context.Context, req fetch.Request) (*cacheEntry, er
 		}
 	}
 	gen := s.cache.generation(req.Guid)
+	if !req.Cacheable() {
+		return s.renderEntry(ctx, req)
+	}
+	// Misses of one answer at once (one per edge after a publish, a
+	// burst of readers, a crawler) share one render: a page by path or a
+	// sitemap behind a dynamic page of 100,000 items costs a second of
+	// CPU, which each edge would otherwise spend again. Sharing is
+	// within a generation of the instance, as the cache is, so no
+	// request gets a render that started before a change it may have
+	// seen. The render goes on if the request that started it leaves.
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	ch := s.answers.DoChan(key+"\x00"+strconv.FormatUint(gen, 10), func() (any, error) {
+		e, err := s.renderEntry(context.WithoutCancel(ctx), req)
+		if err == nil {
+			s.cache.put(e, gen)
+		}
+		return e, err
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		e := r.Val.(*cacheEntry)
+		s.offer(ctx, req, e, gen)
+		return e, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// renderEntry renders req into a cache entry.
+func (s *Server) renderEntry(ctx context.Context, req fetch.Request) (*cacheEntry, error) {
 	body, tags, err := s.render(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	sum := sha256.Sum256(body)
-	e := &cacheEntry{key: key, guid: req.Guid, body: body, tags: tags, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}
-	if req.Cacheable() {
-		s.cache.put(e, gen)
-		s.offer(ctx, req, e, gen)
-	}
-	return e, nil
+	return &cacheEntry{key: req.Key(), guid: req.Guid, body: body, tags: tags, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}, nil
 }
 
 // offer counts a read of answer e, of generation gen of its instance, and

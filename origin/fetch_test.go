@@ -246,3 +246,61 @@ func TestWriteBackFromSecondRead(t *testing.T) {
 		t.Errorf("three spellings of one variant handed %v to the write-back, want %s once", g, want.Key())
 	}
 }
+
+// TestFetchMissesShareRender: misses of one fetch answer at once (one per
+// edge after a publish) share one render, each request gets its answer,
+// and a miss after that render renders again (the render cache is off).
+func TestFetchMissesShareRender(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t)
+	r := render.New(h.store)
+	t.Cleanup(func() { r.Close() })
+	var mu sync.Mutex
+	renders := 0
+	release := make(chan struct{})
+	h.srv = origin.New(origin.Config{RenderCacheBytes: -1, Render: func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+		mu.Lock()
+		renders++
+		mu.Unlock()
+		<-release
+		site, err := render.LoadSite(ctx, h.store, req.Guid)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := r.Render(ctx, site, req)
+		return res.Body, res.Tags, err
+	}}, h.store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	fh := &fetchHarness{harness: h}
+	ctx := context.Background()
+	_, err := h.store.CreateModel(ctx, h.inst, content.Model{Name: "Post", Kind: "content", Fields: content.Fields{{Name: "title", Type: content.TypeText}}})
+	if err == nil {
+		_, err = h.store.CreateContainer(ctx, h.inst, "posts", "Post")
+	}
+	if err == nil {
+		_, fh.fetchKey, err = h.store.CreateAPIKey(ctx, h.inst, content.APIKeyInput{Name: ptr("site"), Type: "fetch"})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 5
+	answers := make([]response, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() { defer wg.Done(); answers[i] = fh.get("/en-us/list/posts") }()
+	}
+	waitFor(t, "every request waits on a render", func() bool { return origin.AnswersWaiting(h.srv) == n })
+	close(release)
+	wg.Wait()
+	for i, a := range answers {
+		if a.status != 200 || string(a.body) != string(answers[0].body) {
+			t.Errorf("request %d: %s, want 200 and %s", i, a, answers[0].body)
+		}
+	}
+	if renders != 1 {
+		t.Errorf("%d requests at once rendered %d times, want once", n, renders)
+	}
+	if a := fh.get("/en-us/list/posts"); a.status != 200 || renders != 2 {
+		t.Errorf("a later miss: %s after %d renders, want 200 from a second render", a, renders)
+	}
+}

@@ -162,6 +162,11 @@ type Server struct {
 	variants singleflight.Group
 	renders  chan struct{}
 
+	// answers shares one render among concurrent misses of one fetch
+	// answer (answer); waiting counts the requests waiting on them.
+	answers singleflight.Group
+	waiting atomic.Int64
+
 	// routeTable tells a path no route has from one another method has.
 	routeTable *routeTable
 	feed       *feedSignal // what edges waiting for the next feed wait on
