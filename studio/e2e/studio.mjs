@@ -784,10 +784,17 @@ scenario('an operator picks and creates instances', async () => {
   assert(instances.some((i) => i.guid === 'second-site'), `the instances: ${JSON.stringify(instances)}`);
   const locales = await (await page.request.get('/api/v1/instance/second-site/locales')).json();
   assert(locales.map((l) => l.code).join() === 'en-us,de-de', `the new instance's locales: ${JSON.stringify(locales)}`);
-  // The instance menu goes back to the first one.
+  // The instance menu goes back to the first one, and the screens ask
+  // that one only (a screen made before the switch was complete asked the
+  // instance left, and that request could fail after the next sign-out).
+  const left = [];
+  const onRequest = (r) => r.url().includes('/api/v1/instance/second-site/') && left.push(r.url());
+  page.on('request', onRequest);
   await page.getByLabel('Instance', { exact: true }).selectOption(env.guid);
   await page.waitForURL(new RegExp(`/studio/${env.guid}/content$`));
   await page.getByRole('link', { name: 'articles', exact: true }).waitFor();
+  page.off('request', onRequest);
+  assert(!left.length, `requests to the instance left after the switch: ${left.join(' ')}`);
 });
 
 scenario('a role too low sees the action disabled and the API refuses it', async () => {
