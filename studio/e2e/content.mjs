@@ -91,6 +91,8 @@ scenario('history: every version with its actor and date, and a field-by-field c
   const rows = h.getByRole('table').first().getByRole('row');
   await until('a row per version', async () => (await rows.count()) === versions.length + 1);
   const firstRow = rows.filter({ has: page.getByRole('cell', { name: String(ids.first), exact: true }) });
+  // Actors are named once the users and tokens are read (ids until then).
+  await until('the first version names its actor', async () => (await firstRow.textContent()).includes('you ('));
   const text = await firstRow.textContent();
   assert(text.includes('you (full@example.com)') && text.includes('created') && /\d{4}-\d\d-\d\d \d\d:\d\d/.test(text), `the first version's row: ${text}`);
   await h.getByRole('button', { name: `Changes in ${ids.newest}`, exact: true }).click();
