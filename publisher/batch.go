@@ -27,7 +27,8 @@ import (
 //  5. handOff (handoff.go): in one transaction the cursor moves past the
 //     batch, its events are confirmed to the webhook dispatcher and its
 //     slow lane (list pages whose only change is their totalCount, past
-//     page 0, the sitemaps and the pages by path) is queued in the
+//     page 0, the sitemaps and the pages by path; past Publisher.sweepAbove pages
+//     by path, those straight from the objects table) is queued in the
 //     backlog;
 //  6. the CDN purge is queued, to go out once edges have read the feed
 //     (purge.go);
@@ -40,6 +41,7 @@ type batchResult struct {
 	out   outcome
 	purge []string        // qualified tags
 	later []fetch.Request // the slow lane
+	sweep *sweep          // more of the slow lane, queued from the objects table
 }
 
 // runBatch handles the next batch of events, if this publisher can take the
@@ -66,6 +68,7 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 	}
 	var purge []string
 	var later []deferred
+	var sweeps []*sweep
 	changed := 0
 	for _, guid := range order {
 		res, err := p.publishEvents(ctx, guid, byInstance[guid])
@@ -75,6 +78,9 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 		purge = append(purge, res.purge...)
 		for _, r := range res.later {
 			later = append(later, deferred{guid: guid, req: r})
+		}
+		if res.sweep != nil {
+			sweeps = append(sweeps, res.sweep)
 		}
 		out := res.out
 		changed += len(out.changed)
@@ -92,13 +98,13 @@ func (p *Publisher) runBatch(ctx context.Context, wait bool) (int, error) {
 			p.log.Warn("publisher: flush feed", "err", err)
 		}
 	}
-	if err := p.handOff(ctx, evs, later); err != nil {
+	if err := p.handOff(ctx, evs, later, sweeps); err != nil {
 		return 0, err
 	}
 	if p.afterBatch != nil {
 		p.afterBatch(evs)
 	}
-	if len(later) > 0 {
+	if len(later) > 0 || len(sweeps) > 0 {
 		poke(p.backlogWake)
 	}
 	p.purges.add(purge)
@@ -194,6 +200,7 @@ func (p *Publisher) publishEvents(ctx context.Context, guid string, evs []eventl
 		return res, err
 	}
 	res.later = withoutKeys(withoutKeys(append(append(bg, pl.later...), nodes...), own), now)
+	res.sweep = pl.sweep
 	for _, r := range res.later {
 		p.laterPurges.add(r.Key(), pl.hitTags[r.Key()])
 	}

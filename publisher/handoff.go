@@ -25,7 +25,9 @@ import (
 //     trigger, schema/021), on which dispatchers LISTEN, so they promote
 //     the events at once rather than at their next poll. Nothing else
 //     passes between them;
-//   - the batch's slow lane is queued in publish_backlog (backlog.go).
+//   - the batch's slow lane is queued in publish_backlog (backlog.go); the
+//     pages by path a plan swept (plan.go, sweep) straight from the
+//     objects table.
 //
 // A crash before it commits repeats the batch; after it, the backlog still
 // holds what the batch left to the background.
@@ -44,16 +46,31 @@ type deferred struct {
 const (
 	insertConfirmationsSQL = `INSERT INTO event_confirmations (event_id)
 		SELECT unnest($1::bigint[]) ON CONFLICT DO NOTHING`
-	// queueBacklogSQL queues requests; one queued already is queued again
-	// with a new number, so that a background chunk that read it before
-	// does not delete it.
+	// queueBacklogSQL queues the requests $1 (keys), $2 (guids), $3, in
+	// key order; one queued already is queued again with a new number, so
+	// that a background chunk that read it before does not delete it.
 	queueBacklogSQL = `INSERT INTO publish_backlog (key, guid, request)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[])
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS l(key, guid, request) ORDER BY key` + requeue
+	// handOffBacklogSQL is queueBacklogSQL with, in the same statement
+	// (so that rows are locked in key order), the pages by path of the
+	// instances $4 that the qualified tags $5 hit but the keys $6 (plan's
+	// sweep, as affectedObjectsSQL finds them; a page by path's key is
+	// <guid>/fetch/<locale>/pagepath/...).
+	handOffBacklogSQL = `INSERT INTO publish_backlog (key, guid, request)
+		SELECT DISTINCT ON (key) key, guid, request FROM (
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS l(key, guid, request)
+			UNION ALL
+			SELECT key, guid, request FROM objects
+			WHERE guid = ANY ($4::text[]) AND etag IS NOT NULL AND tags && $5::text[] AND last_read IS NULL
+				AND split_part(key, '/', 4) = 'pagepath' AND key <> ALL (coalesce($6::text[], '{}'))) q
+		ORDER BY key` + requeue
+	requeue = `
 		ON CONFLICT (key) DO UPDATE SET queued = excluded.queued, request = excluded.request`
 )
 
-// handOff confirms evs, queues later and moves the cursor past evs.
-func (p *Publisher) handOff(ctx context.Context, evs []eventlog.Event, later []deferred) error {
+// handOff confirms evs, queues later and sweeps, and moves the cursor past
+// evs.
+func (p *Publisher) handOff(ctx context.Context, evs []eventlog.Event, later []deferred, sweeps []*sweep) error {
 	ids := make([]int64, len(evs))
 	for i, e := range evs {
 		ids[i] = e.ID
@@ -73,19 +90,27 @@ func (p *Publisher) handOff(ctx context.Context, evs []eventlog.Event, later []d
 		seen[k] = true
 		keys, guids, reqs = append(keys, k), append(guids, d.guid), append(reqs, requestString(d.req))
 	}
+	var swept, tags, except []string
+	for _, s := range sweeps {
+		swept, tags, except = append(swept, s.guid), append(tags, s.tags...), append(except, s.except...)
+	}
+	var queued int64
 	err := pg.Transact(ctx, p.db, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, insertConfirmationsSQL, pq.Array(ids)); err != nil {
 			return fmt.Errorf("confirm events: %w", err)
 		}
-		if len(keys) > 0 {
-			if _, err := tx.ExecContext(ctx, queueBacklogSQL, pq.Array(keys), pq.Array(guids), pq.Array(reqs)); err != nil {
+		if len(keys) > 0 || len(swept) > 0 {
+			res, err := tx.ExecContext(ctx, handOffBacklogSQL, pq.Array(keys), pq.Array(guids), pq.Array(reqs),
+				pq.Array(swept), pq.Array(tags), pq.Array(except))
+			if err != nil {
 				return fmt.Errorf("queue backlog: %w", err)
 			}
+			queued, _ = res.RowsAffected()
 		}
 		return eventlog.Ack(ctx, tx, Consumer, evs[len(evs)-1])
 	})
 	if err == nil {
-		p.stats.deferred.Add(int64(len(keys)))
+		p.stats.deferred.Add(queued)
 	}
 	return err
 }

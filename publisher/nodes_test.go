@@ -142,3 +142,44 @@ func TestPageByPathBeforeHandOff(t *testing.T) {
 		t.Errorf("Verify: %d mismatches, first %+v", len(v.Mismatches), v.Mismatches[0])
 	}
 }
+
+// TestSweptPagesByPath: an edit of a dynamic page hits the page by path of
+// every item of its container. Past Publisher.sweepAbove of them the plan
+// holds none and the hand-off queues them from the objects table: every
+// one is queued all the same, the batch renders the page's own objects
+// only, and once the background lane is done the store is what a fresh
+// render gives.
+func TestSweptPagesByPath(t *testing.T) {
+	t.Parallel()
+	s := newScaleSite(t, 40)
+	e := s.e
+	s.p.sweepAbove = 5
+	var blog int64
+	e.must(e.db.GetContext(e.ctx, &blog, `SELECT page_id FROM pages WHERE dynamic_container_id IS NOT NULL`))
+	title := "Blog, renamed"
+	_, err := e.cs.SavePage(e.ctx, e.inst, "en-us", blog, content.PageInput{Title: &title})
+	e.must(err)
+	_, err = e.cs.PageAction(e.ctx, e.inst, "en-us", blog, content.ActionPublish)
+	e.must(err)
+	// The pages by path that show the page: one per post.
+	paths := e.count(`SELECT count(*) FROM objects WHERE guid = $1 AND split_part(key, '/', 4) = 'pagepath'
+		AND EXISTS (SELECT 1 FROM unnest(tags) t WHERE t LIKE '%.' || $2)`, e.guid, render.PageTag(blog))
+	if paths < 40 {
+		t.Fatalf("%d pages by path show the dynamic page, want one per post at least", paths)
+	}
+	before := s.p.Stats()
+	e.must(s.p.drainEvents(e.ctx))
+	if got := e.count(`SELECT count(*) FROM publish_backlog WHERE split_part(key, '/', 4) = 'pagepath'`); got != paths {
+		t.Errorf("%d pages by path queued, want all %d", got, paths)
+	}
+	if got := s.p.Stats().Rendered - before.Rendered; got > 10 {
+		t.Errorf("the batch rendered %d objects, want the page's own objects only", got)
+	}
+	e.must(s.p.drainBacklog(e.ctx))
+	e.check(t)
+	v, err := s.p.Verify(e.ctx, e.guid, nil)
+	e.must(err)
+	if len(v.Mismatches) != 0 {
+		t.Errorf("Verify after the sweep: %d mismatches, first %+v", len(v.Mismatches), v.Mismatches[0])
+	}
+}

@@ -35,7 +35,29 @@ type plan struct {
 	// hitTags are, by key, the affected tags that hit each object found
 	// in the objects table: what to purge from a CDN once it changed.
 	hitTags map[string][]string
+	// sweep, when set, is the pages by path the batch hit past
+	// Publisher.sweepAbove, queued in the backlog by the hand-off straight from the
+	// objects table rather than held here.
+	sweep *sweep
 }
+
+// sweep is the pages by path of one instance hit by a batch's affected
+// tags, but those of except (handled by the plan: nodeKept), which the
+// hand-off queues in the backlog in one statement. An edit of a dynamic
+// page hits one page by path per item of its container: some 3 KB each
+// held until the hand-off (row, request, key, purge tags), 300 MB at
+// 100,000 items; swept, a few rows at a time in Postgres.
+type sweep struct {
+	guid   string
+	tags   []string // qualified
+	except []string // keys
+}
+
+// defaultSweepAbove is how many pages by path a plan holds before it
+// sweeps them instead (Publisher.sweepAbove; tests make it small): those
+// held keep their exact CDN purge (the tags that hit them); swept ones
+// purge their channel's tag (backlogPurge).
+const defaultSweepAbove = 2048
 
 // maybeSitemap is a sitemap an edit of items may leave as it is: its
 // bytes change only if the items' nodes do, and each item's page by path
@@ -256,15 +278,11 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 	for t := range pl.affected {
 		affected = append(affected, t)
 	}
-	var rows []struct {
-		Locale  string         `db:"locale"`
-		Request string         `db:"request"`
-		ListOf  string         `db:"list_of"`
-		Tags    pq.StringArray `db:"tags"`
-	}
-	if err := p.db.SelectContext(ctx, &rows, affectedObjectsSQL, guid, pq.Array(affected)); err != nil {
+	rows, err := p.db.QueryxContext(ctx, affectedObjectsSQL, guid, pq.Array(affected))
+	if err != nil {
 		return nil, fmt.Errorf("find affected objects: %w", err)
 	}
+	defer rows.Close()
 	// The i: tags of the items edited, and the pages by path hit only by
 	// the item of their node (cands), which nodeKept may leave alone.
 	editedItems := map[string]int64{}
@@ -280,7 +298,17 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 		node nodePath
 	}
 	var cands []nodeCand
-	for _, row := range rows {
+	pagePaths := 0
+	for rows.Next() {
+		var row struct {
+			Locale  string         `db:"locale"`
+			Request string         `db:"request"`
+			ListOf  string         `db:"list_of"`
+			Tags    pq.StringArray `db:"tags"`
+		}
+		if err := rows.StructScan(&row); err != nil {
+			return nil, fmt.Errorf("find affected objects: %w", err)
+		}
 		own := ""
 		if row.ListOf != "" {
 			own = qualified(guid, row.Locale, render.ContainerTag(row.ListOf))
@@ -299,17 +327,36 @@ func (p *Publisher) plan(ctx context.Context, site render.Site, evs []eventlog.E
 			p.log.Warn("publisher: unreadable request in objects table", "request", row.Request, "err", err)
 			continue
 		}
+		if x, ok := nodeOnly(guid, req, hits, editedItems); ok {
+			pl.hitTags[req.Key()] = hits
+			hit[req.Key()] = true
+			cands = append(cands, nodeCand{req: req, node: nodePath{key: req.Key(), locale: req.Locale, channel: req.Channel, item: x}})
+			continue
+		}
+		if req.Kind == fetch.PageByPath {
+			if pagePaths++; pagePaths > p.sweepAbove {
+				if pl.sweep == nil {
+					pl.sweep = &sweep{guid: guid, tags: affected}
+				}
+				continue
+			}
+		}
 		pl.hitTags[req.Key()] = hits
 		if m, ok := maybeOf(req, hits, edited); ok {
 			pl.maybe = append(pl.maybe, m)
 			continue
 		}
 		hit[req.Key()] = true
-		if x, ok := nodeOnly(guid, req, hits, editedItems); ok {
-			cands = append(cands, nodeCand{req: req, node: nodePath{key: req.Key(), locale: req.Locale, channel: req.Channel, item: x}})
-			continue
-		}
 		pl.reqs = append(pl.reqs, req)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("find affected objects: %w", err)
+	}
+	rows.Close()
+	if pl.sweep != nil {
+		for _, c := range cands {
+			pl.sweep.except = append(pl.sweep.except, c.node.key)
+		}
 	}
 	for _, c := range cands {
 		kept, err := p.nodeKept(ctx, site, c.node, hit)

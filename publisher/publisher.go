@@ -168,6 +168,9 @@ type Publisher struct {
 	// listed is what this process last wrote to the feed object.
 	listed feedTail
 
+	// sweepAbove is how many pages by path a plan holds (plan.go, sweep).
+	sweepAbove int
+
 	// spillBytes is the most of a sitemap's body a render holds in
 	// memory (spillBody; tests make it small), and spillDir where the
 	// rest goes ("": os.TempDir()).
@@ -235,6 +238,7 @@ func New(cfg Config, cs *content.Store, log *slog.Logger) *Publisher {
 		variantTouch: variantTouch,
 		sem:          make(chan struct{}, cfg.StoreWorkers),
 		feedWake:     make(chan struct{}, 1),
+		sweepAbove:   defaultSweepAbove,
 
 		backlogWake: make(chan struct{}, 1),
 		purges:      newPurgeQueue(cfg.PurgeDelay),
