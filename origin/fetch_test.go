@@ -253,22 +253,16 @@ func TestWriteBackFromSecondRead(t *testing.T) {
 func TestFetchMissesShareRender(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t)
-	r := render.New(h.store)
-	t.Cleanup(func() { r.Close() })
 	var mu sync.Mutex
 	renders := 0
 	release := make(chan struct{})
+	inner := renderFunc(h)
 	h.srv = origin.New(origin.Config{RenderCacheBytes: -1, Render: func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
 		mu.Lock()
 		renders++
 		mu.Unlock()
 		<-release
-		site, err := render.LoadSite(ctx, h.store, req.Guid)
-		if err != nil {
-			return nil, nil, err
-		}
-		res, err := r.Render(ctx, site, req)
-		return res.Body, res.Tags, err
+		return inner(ctx, req)
 	}}, h.store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	fh := &fetchHarness{harness: h}
 	ctx := context.Background()

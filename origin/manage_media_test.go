@@ -31,18 +31,24 @@ func mediaHarness(t *testing.T) (*harness, *store.Memory) {
 	h := newHarness(t)
 	h.store.PublicURL = "https://cdn.example.com"
 	objects := store.NewMemory(nil)
-	r := render.New(h.store)
-	t.Cleanup(func() { r.Close() })
-	h.srv = origin.New(origin.Config{Assets: objects, UploadLimit: testUploadLimit,
-		Render: func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
-			site, err := render.LoadSite(ctx, h.store, req.Guid)
-			if err != nil {
-				return nil, nil, err
-			}
-			res, err := r.Render(ctx, site, req)
-			return res.Body, res.Tags, err
-		}}, h.store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
+	h.srv = origin.New(origin.Config{Assets: objects, UploadLimit: testUploadLimit, Render: renderFunc(h)},
+		h.store, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	return h, objects
+}
+
+// renderFunc renders the Fetch API from h's store, as a RenderFunc that
+// tests can wrap.
+func renderFunc(h *harness) origin.RenderFunc {
+	r := render.New(h.store)
+	h.t.Cleanup(func() { r.Close() })
+	return func(ctx context.Context, req fetch.Request) ([]byte, []string, error) {
+		site, err := render.LoadSite(ctx, h.store, req.Guid)
+		if err != nil {
+			return nil, nil, err
+		}
+		res, err := r.Render(ctx, site, req)
+		return res.Body, res.Tags, err
+	}
 }
 
 // testUploadLimit is the upload limit of the media harness.
