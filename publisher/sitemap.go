@@ -187,40 +187,35 @@ func compareNodes(stored, fresh *nodeStream, all bool) ([]string, error) {
 	}
 	waitOld, waitNew := map[string]node{}, map[string]node{} // not yet met in the other
 	var out []found
-	read := func(s *nodeStream) (string, uint64, bool) {
-		if s == nil {
-			return "", 0, false
+	// advance reads the next node of s, which waits in mine until the
+	// other side meets it. A node the other side already waits for is a
+	// pair: a change if the hashes differ, placed where fresh has it.
+	advance := func(s *nodeStream, mine, other map[string]node, i int, isFresh bool) bool {
+		path, h, more := s.next()
+		if !more {
+			return false
 		}
-		return s.next()
+		o, ok := other[path]
+		if !ok {
+			mine[path] = node{h, i}
+			return true
+		}
+		delete(other, path)
+		if all || o.hash != h {
+			at := o.at
+			if isFresh {
+				at = i
+			}
+			out = append(out, found{path, at})
+		}
+		return true
 	}
 	for i, oldMore, newMore := 0, stored != nil, fresh != nil; oldMore || newMore; i++ {
 		if newMore {
-			var path string
-			var h uint64
-			if path, h, newMore = read(fresh); newMore {
-				if o, ok := waitOld[path]; ok {
-					delete(waitOld, path)
-					if all || o.hash != h {
-						out = append(out, found{path, i})
-					}
-				} else {
-					waitNew[path] = node{h, i}
-				}
-			}
+			newMore = advance(fresh, waitNew, waitOld, i, true)
 		}
 		if oldMore {
-			var path string
-			var h uint64
-			if path, h, oldMore = read(stored); oldMore {
-				if n, ok := waitNew[path]; ok {
-					delete(waitNew, path)
-					if all || n.hash != h {
-						out = append(out, found{path, n.at})
-					}
-				} else {
-					waitOld[path] = node{h, i}
-				}
-			}
+			oldMore = advance(stored, waitOld, waitNew, i, false)
 		}
 	}
 	if fresh != nil && fresh.err != nil {
