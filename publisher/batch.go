@@ -27,9 +27,9 @@ import (
 //  5. handOff (handoff.go): in one transaction the cursor moves past the
 //     batch, its events are confirmed to the webhook dispatcher and its
 //     slow lane (list pages whose only change is their totalCount, past
-//     page 0, the sitemaps and the pages by path; past Publisher.sweepAbove pages
-//     by path, those straight from the objects table) is queued in the
-//     backlog;
+//     page 0, the sitemaps and the pages by path; past
+//     Publisher.sweepAbove pages by path, those straight from the objects
+//     table) is queued in the backlog;
 //  6. the CDN purge is queued, to go out once edges have read the feed
 //     (purge.go);
 //  7. the backlog (backlog.go) renders the slow lane in the background, in

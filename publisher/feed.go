@@ -60,29 +60,28 @@ const (
 // that was right once stays a right start, however old.
 type feedTail struct {
 	mu      sync.Mutex
-	known   bool
-	changes []delivery.Change // ascending, at most FeedSize
+	changes []delivery.Change // ascending, at most FeedSize; nil: none known
 }
 
 // get returns the changes listed and the position above which the
-// changes to add lie; with no tail known, no changes and 0.
+// changes to add lie; with none known, none and 0.
 func (t *feedTail) get() ([]delivery.Change, int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.known || len(t.changes) == 0 {
+	if len(t.changes) == 0 {
 		return nil, 0
 	}
 	return t.changes, t.changes[len(t.changes)-1].Seq
 }
 
 // set records changes as listed once the feed that lists them is
-// committed; a flush that failed forgets the tail instead (nil, false).
-// A set from a flush that committed before another's only moves the tail
-// back to a right start.
-func (t *feedTail) set(changes []delivery.Change, known bool) {
+// committed; a flush that failed forgets the tail instead (nil). A set
+// from a flush that committed before another's only moves the tail back
+// to a right start.
+func (t *feedTail) set(changes []delivery.Change) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.changes, t.known = changes, known
+	t.changes = changes
 }
 
 // FlushFeed publishes the changes recorded since the last flush in the feed
@@ -122,11 +121,11 @@ func (p *Publisher) flushFeed(ctx context.Context, upTo int64) (waiting bool, er
 		return err
 	})
 	if err != nil {
-		p.listed.set(nil, false)
+		p.listed.set(nil)
 		return false, err
 	}
 	if listed != nil {
-		p.listed.set(listed, true)
+		p.listed.set(listed)
 	}
 	if err := p.db.GetContext(ctx, &waiting, waitingChangesSQL, upTo); err != nil {
 		return false, fmt.Errorf("flush feed: %w", err)
@@ -196,7 +195,10 @@ func (p *Publisher) ensureFeed(ctx context.Context) error {
 			listed, err = p.writeFeed(ctx, tx)
 			return err
 		})
-		p.listed.set(listed, err == nil)
+		if err != nil {
+			listed = nil // the commit may have failed after the write
+		}
+		p.listed.set(listed)
 	case err != nil:
 		err = fmt.Errorf("flush feed: %w", err)
 	}

@@ -36,8 +36,8 @@ type plan struct {
 	// in the objects table: what to purge from a CDN once it changed.
 	hitTags map[string][]string
 	// sweep, when set, is the pages by path the batch hit past
-	// Publisher.sweepAbove, queued in the backlog by the hand-off straight from the
-	// objects table rather than held here.
+	// Publisher.sweepAbove, which the hand-off queues in the backlog
+	// straight from the objects table rather than from here.
 	sweep *sweep
 }
 

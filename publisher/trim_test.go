@@ -101,7 +101,7 @@ func TestTrimChanges(t *testing.T) {
 	}
 	// Written from the table alone (no tail), the feed must not change.
 	rewrite := func() {
-		p.listed.set(nil, false)
+		p.listed.set(nil)
 		_, err := p.writeFeed(e.ctx, e.db)
 		e.must(err)
 	}
