@@ -14,6 +14,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/lib/pq"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/edgecms/edgecms/cors"
 	"github.com/edgecms/edgecms/delivery"
@@ -83,3 +84,16 @@ func dbUnavailable(err error) bool {
 
 // errDBUnavailable is what a client is told when Postgres is down.
 var errDBUnavailable = &problem.Error{Kind: problem.Unavailable, Detail: "the database is unavailable; retry later"}
+
+// Collectors returns the origin's scrape-time gauges, for its admin
+// server's registry: the fetch requests waiting on a render that another
+// request of the same answer started (answer), which climbs when a
+// costly answer (a sitemap or a page by path behind a large dynamic page)
+// is missed by many edges or readers at once.
+func (s *Server) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: metrics.Namespace, Name: "origin_renders_waiting",
+			Help: "Fetch API requests waiting on a render of their answer, their own or one they share."},
+			func() float64 { return float64(s.waiting.Load()) }),
+	}
+}

@@ -151,7 +151,7 @@ func TestServeOperations(t *testing.T) {
 		"edgecms_webhook_queue_oldest_age_seconds", "edgecms_edge_cache_bytes", "edgecms_edge_cache_entries",
 		"edgecms_publisher_objects_written_total", "edgecms_edge_cache_hits_total", "edgecms_edge_cache_misses_total",
 		"edgecms_store_errors_total", "go_sql_in_use_connections", "go_sql_open_connections",
-		"edgecms_webhook_endpoints_paused", "edgecms_webhook_breaker_transitions_total"} {
+		"edgecms_webhook_endpoints_paused", "edgecms_webhook_breaker_transitions_total", "edgecms_origin_renders_waiting"} {
 		if _, ok := value(fams, name); !ok {
 			t.Errorf("/metrics at start has no %s", name)
 		}

@@ -205,7 +205,7 @@ func runRoles(ctx context.Context, cfg config, log *slog.Logger, all bool) error
 	errc := make(chan error, 2)
 	var public server = srv
 	var front *edge.Server
-	var adm adminServer
+	adm := adminServer{collectors: srv.Collectors()}
 	adm.database(db, true)
 	adm.backlog(db)
 	if all {
