@@ -3,8 +3,6 @@ package publisher
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -51,11 +49,11 @@ const (
 	// that a background chunk that read it before does not delete it.
 	queueBacklogSQL = `INSERT INTO publish_backlog (key, guid, request)
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS l(key, guid, request) ORDER BY key` + requeue
-	// handOffBacklogSQL is queueBacklogSQL with, in the same statement
-	// (so that rows are locked in key order), the pages by path of the
-	// instances $4 that the qualified tags $5 hit but the keys $6 (plan's
-	// sweep, as affectedObjectsSQL finds them; a page by path's key is
-	// <guid>/fetch/<locale>/pagepath/...).
+	// handOffBacklogSQL is queueBacklogSQL, each key once, with, in the
+	// same statement (so that rows are locked in key order), the pages by
+	// path of the instances $4 that the qualified tags $5 hit but the keys
+	// $6 (plan's sweep, as affectedObjectsSQL finds them; a page by path's
+	// key is <guid>/fetch/<locale>/pagepath/...).
 	handOffBacklogSQL = `INSERT INTO publish_backlog (key, guid, request)
 		SELECT DISTINCT ON (key) key, guid, request FROM (
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS l(key, guid, request)
@@ -75,20 +73,12 @@ func (p *Publisher) handOff(ctx context.Context, evs []eventlog.Event, later []d
 	for i, e := range evs {
 		ids[i] = e.ID
 	}
-	// In key order, as a background chunk queues what it found
-	// (queueFound), so that the two never wait for each other's rows in a
-	// cycle.
-	later = slices.Clone(later)
-	slices.SortFunc(later, func(a, b deferred) int { return strings.Compare(a.req.Key(), b.req.Key()) })
+	// handOffBacklogSQL queues them once each, in key order, as a
+	// background chunk queues what it found (queueFound), so that the two
+	// never wait for each other's rows in a cycle.
 	var keys, guids, reqs []string
-	seen := map[string]bool{}
 	for _, d := range later {
-		k := d.req.Key()
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		keys, guids, reqs = append(keys, k), append(guids, d.guid), append(reqs, requestString(d.req))
+		keys, guids, reqs = append(keys, d.req.Key()), append(guids, d.guid), append(reqs, requestString(d.req))
 	}
 	var swept, tags, except []string
 	for _, s := range sweeps {
