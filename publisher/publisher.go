@@ -185,6 +185,10 @@ type Publisher struct {
 	// objects before its transaction begins.
 	beforeWrite func([]*rendered)
 
+	// beforeStrayDelete, when set (by tests), runs after a republish has
+	// decided which stray objects to delete and before it deletes them.
+	beforeStrayDelete func()
+
 	// afterBatch, when set (by tests), gets the events of each batch once
 	// they are confirmed and the cursor has moved past them.
 	afterBatch func([]eventlog.Event)

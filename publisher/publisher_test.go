@@ -536,6 +536,43 @@ func TestOriginWriteBack(t *testing.T) {
 	e.check(t)
 }
 
+// TestStrayDeleteRacesWriter has a writer Put and record an object that a
+// republish took for a stray, after the republish checked the objects table
+// and before it deleted the object: the republish renders it again, and the
+// store still holds what the table says it holds.
+func TestStrayDeleteRacesWriter(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, folderStore)
+	e.buildSite()
+	p := e.publisher(Config{})
+	e.must(p.Drain(e.ctx))
+	req := listRequest(e.guid, "en-us", "posts", 10)
+	// The list page as a delete leaves it: in the store (listed before the
+	// delete), no live row.
+	_, err := e.db.ExecContext(e.ctx, `DELETE FROM objects WHERE key = $1`, req.Key())
+	e.must(err)
+	site, err := render.LoadSite(e.ctx, e.cs, e.guid)
+	e.must(err)
+	var listed string
+	e.must(e.db.GetContext(e.ctx, &listed, newXIDSQL))
+	raced := false
+	p.beforeStrayDelete = func() {
+		// A new item fills the page again, and another writer records it.
+		w := e.publisher(Config{})
+		v, err := w.lockedVersion(e.ctx, e.guid)
+		e.must(err)
+		out, err := w.publish(e.ctx, site, []fetch.Request{req}, writeOpts{version: v}, nil)
+		e.must(err)
+		raced = out.written == 1
+	}
+	n, err := p.deleteUnknown(e.ctx, site, map[string]bool{}, map[string]*store.Info{req.Key(): {Key: req.Key()}}, listed)
+	e.must(err)
+	if !raced || n != 1 {
+		t.Fatalf("the writer wrote: %v; deleted %d, want the race and 1", raced, n)
+	}
+	e.check(t)
+}
+
 // TestRepublish removes objects behind the publisher's back, adds a stray
 // one and corrupts one: Republish puts everything right and reports
 // progress up to the total.

@@ -25,7 +25,7 @@ var republishChunk = 2048
 
 const (
 	instanceObjectsSQL = `SELECT request FROM objects WHERE guid = $1 AND etag IS NOT NULL ORDER BY key`
-	liveKeySQL         = `SELECT EXISTS (SELECT 1 FROM objects WHERE key = $1 AND etag IS NOT NULL)`
+	liveRequestsSQL    = `SELECT request FROM objects WHERE key = ANY($1) AND etag IS NOT NULL ORDER BY key`
 	// newXIDSQL takes a transaction id, above those of every transaction
 	// that has one (a snapshot's xmax is not that: it is one past the
 	// latest to end, and a transaction still running may be above it),
@@ -159,7 +159,7 @@ func (p *Publisher) Republish(ctx context.Context, guid string, progress func(do
 	if err := p.saveMembersIfCurrent(ctx, site.Instance, pgSnap, members); err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
-	n, err := p.deleteUnknown(ctx, guid, seen, listing, listed)
+	n, err := p.deleteUnknown(ctx, site, seen, listing, listed)
 	if err != nil {
 		return fmt.Errorf("republish %s: %w", guid, err)
 	}
@@ -431,10 +431,18 @@ func (p *Publisher) maintained(ctx context.Context, site render.Site) ([]fetch.R
 // object whose writer was still to commit its row is not taken for one;
 // should one run past strayWait, it deletes nothing and says so: what is
 // left is reported by edgecms verify, and deleted by the next republish.
-func (p *Publisher) deleteUnknown(ctx context.Context, guid string, known map[string]bool, listing map[string]*store.Info, listed string) (int, error) {
+//
+// Nothing stops a writer from Putting one of those keys, and recording
+// it live, between the check and the Delete (a list page that a delete
+// emptied and a new item fills again): its row would then say the store
+// holds what was just deleted. So after the deletes it waits for the
+// transactions running then, and renders again, with force, every deleted
+// key that a row now says is live.
+func (p *Publisher) deleteUnknown(ctx context.Context, site render.Site, known map[string]bool, listing map[string]*store.Info, listed string) (int, error) {
+	guid := site.Instance.Guid
 	var stray []string
 	for key := range listing {
-		if !known[key] {
+		if !known[key] && strings.HasPrefix(key, guid+"/") {
 			stray = append(stray, key)
 		}
 	}
@@ -449,25 +457,72 @@ func (p *Publisher) deleteUnknown(ctx context.Context, guid string, known map[st
 		}
 		return 0, err
 	}
-	slices.Sort(stray)
-	n := 0
-	for _, key := range stray {
-		var live bool
-		if err := p.db.GetContext(ctx, &live, liveKeySQL, key); err != nil {
-			return n, err
-		}
-		if live || !strings.HasPrefix(key, guid+"/") {
-			continue // written back meanwhile
-		}
-		if err := p.store.Delete(ctx, key); err != nil {
-			return n, err
-		}
-		if _, err := p.db.ExecContext(ctx, `INSERT INTO object_changes (key) VALUES ($1)`, key); err != nil {
-			return n, err
-		}
-		n++
+	var live []string
+	if err := p.db.SelectContext(ctx, &live, liveKeysSQL, pq.Array(stray)); err != nil {
+		return 0, err
 	}
-	return n, nil
+	stray = slices.DeleteFunc(stray, func(k string) bool { return slices.Contains(live, k) })
+	slices.Sort(stray)
+	if p.beforeStrayDelete != nil {
+		p.beforeStrayDelete()
+	}
+	var deleted []string
+	for _, key := range stray {
+		if err = p.store.Delete(ctx, key); err != nil {
+			break
+		}
+		deleted = append(deleted, key)
+	}
+	if len(deleted) > 0 {
+		if _, cerr := p.db.ExecContext(ctx, insertChangesSQL, pq.Array(deleted)); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	if err == nil {
+		err = p.reviveDeleted(ctx, site, deleted)
+	}
+	return len(deleted), err
+}
+
+// reviveDeleted waits for the transactions running now, and renders again
+// and Puts every key of deleted that a row says is live.
+func (p *Publisher) reviveDeleted(ctx context.Context, site render.Site, deleted []string) error {
+	if len(deleted) == 0 {
+		return nil
+	}
+	var after string
+	if err := p.db.GetContext(ctx, &after, newXIDSQL); err != nil {
+		return err
+	}
+	ended, err := p.awaitTransactions(ctx, after, strayWait)
+	if err != nil {
+		return err
+	}
+	if !ended {
+		p.log.Warn("publisher: republish deleted objects while a transaction that may have written them was still running",
+			"guid", site.Instance.Guid, "objects", len(deleted), "waited", strayWait)
+	}
+	var revived []string
+	if err := p.db.SelectContext(ctx, &revived, liveRequestsSQL, pq.Array(deleted)); err != nil {
+		return err
+	}
+	if len(revived) == 0 {
+		return nil
+	}
+	reqs := make([]fetch.Request, 0, len(revived))
+	for _, s := range revived {
+		req, err := parseRequestString(s)
+		if err != nil {
+			return fmt.Errorf("revive %q: %w", s, err)
+		}
+		reqs = append(reqs, req)
+	}
+	version, err := p.lockedVersion(ctx, site.Instance.Guid)
+	if err != nil {
+		return err
+	}
+	_, err = p.publish(ctx, site, reqs, writeOpts{version: version, force: true}, nil)
+	return err
 }
 
 // strayWait bounds how long a republish waits for older transactions
