@@ -195,3 +195,19 @@ func TestPageNameMoveCollision(t *testing.T) {
 	}
 	f.checkEvents("refused move", mark)
 }
+
+// TestPageNameOfAName checks that a title that is a name already, which
+// PageName returns as it is, is what the transliteration makes of it, and
+// that near misses still go through it.
+func TestPageNameOfAName(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"a", "post-1", "hello-world-2026", "x-0-0", "9", strings.Repeat("a", 80), strings.Repeat("ab-", 26) + "ab",
+		"", "-a", "a-", "a--b", "A-b", "a_b", "a b", "a.b", "é", strings.Repeat("a", 81), "post-1-", "1-2-3"} {
+		if got, want := PageName(s), makePageName(s); got != want {
+			t.Errorf("PageName(%q) = %q, the transliteration makes %q", s, got, want)
+		}
+		if isPageName(s) && makePageName(s) != s {
+			t.Errorf("%q is taken for a name, but the transliteration makes %q", s, makePageName(s))
+		}
+	}
+}
