@@ -61,8 +61,9 @@ type nodeSource struct {
 }
 
 // DynamicItems answers as the Reader does, for the items ids only.
-func (s *nodeSource) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, bindings []source.DynamicBinding) ([]source.DynamicItem, error) {
-	return s.reads.DynamicItemsOf(ctx, inst, locale, fl, bindings, s.ids)
+func (s *nodeSource) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, b source.DynamicBinding, after *source.DynamicItem, limit int) ([]source.DynamicItem, error) {
+	items, err := s.reads.DynamicItemsOf(ctx, inst, locale, fl, b, s.ids)
+	return source.PageOfItems(items, after, limit), err
 }
 
 // publishNodes renders and writes the pages by path of the items evs

@@ -505,7 +505,7 @@ func (p *Publisher) nodeKept(ctx context.Context, site render.Site, c nodePath, 
 		return false, err
 	}
 	// The node is named after the item's title field, else its path value
-	// (render.buildSitemap), and its last path segment is the path value's
+	// (render.sitemapWalk), and its last path segment is the path value's
 	// page name; a segment made unique with a suffix is not kept.
 	if strings.TrimSpace(title) == "" {
 		title = path

@@ -492,12 +492,11 @@ func sitemapPaths(body []byte) ([]string, error) {
 	return paths, nil
 }
 
-// treeSource is a render.Source that reads each channel's pages and the
-// items of its dynamic pages once: a batch that renders a sitemap and the
-// pages by path it changed builds every one of them from one read of the
-// container behind a dynamic page, not one per object. It serves the
-// renders of one publish call, whose render number was taken before any
-// of them read content.
+// treeSource is a render.Source that reads each channel's pages once, and
+// finds the nodes of the pages by path it is told of (render.SitemapMemo,
+// wantPaths) in one walk of their sitemap. It serves the renders of one
+// publish call, whose render number was taken before any of them read
+// content.
 //
 // It also answers the item windows of list pages from the memberships the
 // publisher holds (lists.go), when it holds the container's and its head
@@ -506,10 +505,9 @@ func sitemapPaths(body []byte) ([]string, error) {
 // Postgres.
 type treeSource struct {
 	render.Source
-	render.SitemapMemo // and each channel's sitemap is built once
-	mu                 sync.Mutex
-	channels           map[string]*treeRead[channelPages]
-	dynamic            map[string]*treeRead[[]source.DynamicItem]
+	render.SitemapMemo
+	mu       sync.Mutex
+	channels map[string]*treeRead[channelPages]
 	// members are memberships by locale (lower case) and container
 	// (lower case).
 	members map[string]*membership
@@ -530,7 +528,7 @@ type treeRead[T any] struct {
 
 func newTreeSource(src render.Source, members []membership) *treeSource {
 	s := &treeSource{Source: src, channels: map[string]*treeRead[channelPages]{},
-		dynamic: map[string]*treeRead[[]source.DynamicItem]{}, members: map[string]*membership{}}
+		members: map[string]*membership{}}
 	for i := range members {
 		if m := &members[i]; !m.gone {
 			s.members[membersKey(m.locale, m.referenceName)] = m
@@ -585,19 +583,4 @@ func (s *treeSource) ChannelPages(ctx context.Context, inst content.Instance, lo
 		r.v.ch, r.v.pages, r.err = s.Source.ChannelPages(ctx, inst, locale, fl, channel)
 	})
 	return r.v.ch, r.v.pages, r.err
-}
-
-// DynamicItems answers as the wrapped source does, once per locale,
-// flavour and list of bindings.
-func (s *treeSource) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, bindings []source.DynamicBinding) ([]source.DynamicItem, error) {
-	var key strings.Builder
-	key.WriteString(locale + "\x00" + string(fl))
-	for _, b := range bindings {
-		fmt.Fprintf(&key, "\x00%d/%s", b.ContainerID, b.PathField)
-	}
-	r := treeReadOf(&s.mu, s.dynamic, key.String())
-	r.once.Do(func() {
-		r.v, r.err = s.Source.DynamicItems(ctx, inst, locale, fl, bindings)
-	})
-	return r.v, r.err
 }

@@ -158,6 +158,9 @@ func (p *Publisher) Verify(ctx context.Context, guid string, progress func(done,
 	return v, nil
 }
 
+// verifyChunk is how many requests verify renders from one tree source.
+const verifyChunk = 4096
+
 // verifyLocale renders the requests of one locale with the publisher's
 // workers and reports each through report (with the mismatch it found, if
 // any).
@@ -166,9 +169,7 @@ func (p *Publisher) verifyLocale(ctx context.Context, site render.Site, group lo
 	if len(group.reqs) == 0 {
 		return nil
 	}
-	// A tree source shares each channel's sitemap among the renders, so
-	// that N pages by path build one sitemap, not N.
-	src := newTreeSource(p.reads, nil)
+	var base render.Source = p.reads
 	if group.locale != "" {
 		snap, err := source.LoadSnapshot(ctx, p.content, site.Instance, group.locale, p.cfg.SnapshotBytes)
 		switch {
@@ -176,19 +177,27 @@ func (p *Publisher) verifyLocale(ctx context.Context, site render.Site, group lo
 		case err != nil:
 			return err
 		default:
-			src = newTreeSource(snap, nil)
+			base = snap
 		}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	jobs := make(chan fetch.Request)
+	// A tree source finds the nodes of the pages by path it is told of in
+	// one walk of their sitemap, and holds them: one per chunk of
+	// requests, so that N pages by path walk N/verifyChunk times, holding
+	// a chunk's nodes.
+	type job struct {
+		req fetch.Request
+		src *treeSource
+	}
+	jobs := make(chan job)
 	var wg sync.WaitGroup
 	for range min(p.cfg.Workers, len(group.reqs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for req := range jobs {
-				r, err := p.renderOne(ctx, site, req, src)
+			for j := range jobs {
+				r, err := p.renderOne(ctx, site, j.req, j.src)
 				if err != nil {
 					cancel(err)
 					continue
@@ -201,10 +210,15 @@ func (p *Publisher) verifyLocale(ctx context.Context, site render.Site, group lo
 			}
 		}()
 	}
+	var src *treeSource
 feed:
-	for _, r := range group.reqs {
+	for i, r := range group.reqs {
+		if i%verifyChunk == 0 {
+			src = newTreeSource(base, nil)
+			src.Want(group.reqs[i:min(i+verifyChunk, len(group.reqs))])
+		}
 		select {
-		case jobs <- r:
+		case jobs <- job{r, src}:
 		case <-ctx.Done():
 			break feed
 		}

@@ -99,6 +99,15 @@ func (p *Publisher) renderOne(ctx context.Context, site render.Site, req fetch.R
 	})
 }
 
+// wantPaths tells src, when it has a render.SitemapMemo, the pages by path
+// among reqs about to be rendered from it: they are then found in one walk
+// of their sitemap, where each would walk to its node alone.
+func wantPaths(src render.Source, reqs []fetch.Request) {
+	if m, ok := src.(interface{ Want([]fetch.Request) }); ok {
+		m.Want(reqs)
+	}
+}
+
 // renderWith makes the rendered object of req from what render gives:
 // a result with its body, or a result without and the body spilled.
 func (p *Publisher) renderWith(ctx context.Context, site render.Site, req fetch.Request,
@@ -334,6 +343,7 @@ func (p *Publisher) renderWrite(ctx context.Context, site render.Site, reqs []fe
 	if len(reqs) == 0 {
 		return nil
 	}
+	wantPaths(opts.src, reqs)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 

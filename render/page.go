@@ -25,13 +25,12 @@ func (j *job) page() error {
 // pageByPath renders GET /{locale}/page/{channel}?path=/a/b: the page at
 // that path of the channel's sitemap and its flat sitemap node.
 func (j *job) pageByPath() error {
-	sm, err := j.loadSitemap(j.req.Channel)
+	hit, channel, err := j.findNode(j.req.Channel, j.req.Path)
 	if err != nil {
 		return err
 	}
-	hit := sm.find(j.req.Path)
 	if hit == nil {
-		return problem.NotFoundf("channel %q has no page at path %q in locale %q", sm.channel, j.req.Path, j.locale)
+		return problem.NotFoundf("channel %q has no page at path %q in locale %q", channel, j.req.Path, j.locale)
 	}
 	if hit.path == j.req.Path {
 		j.nodeTags = map[string]struct{}{}
@@ -52,7 +51,8 @@ func (j *job) pageByPath() error {
 	w.key("page")
 	j.writePage(p, hit.contentID)
 	w.key("sitemapNode")
-	j.writeNode(hit, false)
+	j.writeNode(hit)
+	w.close('}')
 	w.close('}')
 	return nil
 }

@@ -119,7 +119,7 @@ type Source interface {
 	ContainerContents(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, referenceName string, skip, take int) (source.ContainerContents, error)
 	PageVersion(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, pageID int64) (source.PageVersion, error)
 	ChannelPages(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, channel string) (content.Channel, []source.PageVersion, error)
-	DynamicItems(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, bindings []source.DynamicBinding) ([]source.DynamicItem, error)
+	DynamicItems(ctx context.Context, inst content.Instance, locale string, fl source.Flavour, b source.DynamicBinding, after *source.DynamicItem, limit int) ([]source.DynamicItem, error)
 }
 
 var (
@@ -169,6 +169,9 @@ func (r *Renderer) Render(ctx context.Context, site Site, req fetch.Request) (Re
 	return r.render(ctx, site, req, r.reads, nil)
 }
 
+// flavours are the source flavours of the API types.
+var flavours = map[string]source.Flavour{fetch.Fetch: source.FlavourFetch, fetch.Preview: source.FlavourPreview}
+
 func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src Source, out io.Writer) (Result, error) {
 	var loc content.Locale
 	var err error
@@ -177,13 +180,8 @@ func (r *Renderer) render(ctx context.Context, site Site, req fetch.Request, src
 			return Result{}, err
 		}
 	}
-	var fl source.Flavour
-	switch req.APIType {
-	case fetch.Fetch:
-		fl = source.FlavourFetch
-	case fetch.Preview:
-		fl = source.FlavourPreview
-	default:
+	fl, ok := flavours[req.APIType]
+	if !ok {
 		return Result{}, problem.Field("apitype", "%q is not fetch or preview", req.APIType)
 	}
 	j := &job{

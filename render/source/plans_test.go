@@ -2,6 +2,7 @@ package source
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/lib/pq"
@@ -44,8 +45,10 @@ func TestPlansAreIndexDriven(t *testing.T) {
 					plancheck.Case{Name: fl.name + " list window", SQL: fl.contents, Args: []any{inst, en, "posts", 10, 20}},
 					plancheck.Case{Name: fl.name + " whole small list", SQL: fl.containers, Args: []any{inst, en, pq.Array([]string{"tags"})}},
 					plancheck.Case{Name: fl.name + " small list versions", SQL: fl.versions, Args: []any{inst, en, pq.Array([]string{"tags", "authors"})}},
-					plancheck.Case{Name: fl.name + " small dynamic list", SQL: fl.dynamic, Args: []any{inst, en, pq.Array([]int64{ids.TagsContainer}), pq.Array([]string{"label"}), pq.Array([]string{"label"})}},
-					plancheck.Case{Name: fl.name + " two items of a large dynamic list", SQL: fl.dynamicOf, Args: []any{inst, en, pq.Array([]int64{ids.Posts}), pq.Array([]string{"title"}), pq.Array([]string{"title"}), pq.Array([]int64{ids.Mid, ids.Mid + 1})}},
+					plancheck.Case{Name: fl.name + " small dynamic list", SQL: fl.dynamic, Args: []any{inst, en, ids.TagsContainer, "label", "label", math.MinInt32, 0, nil}},
+					plancheck.Case{Name: fl.name + " first page of a large dynamic list", SQL: fl.dynamic, Args: []any{inst, en, ids.Posts, "title", "title", math.MinInt32, 0, 100}},
+					plancheck.Case{Name: fl.name + " later page of a large dynamic list", SQL: fl.dynamic, Args: []any{inst, en, ids.Posts, "title", "title", 0, ids.Mid, 100}},
+					plancheck.Case{Name: fl.name + " two items of a large dynamic list", SQL: fl.dynamicOf, Args: []any{inst, en, ids.Posts, "title", "title", pq.Array([]int64{ids.Mid, ids.Mid + 1})}},
 				)
 			}
 			plancheck.Check(t, f.Ctx, f.DB, n, cases)

@@ -16,6 +16,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -137,12 +138,12 @@ type DynamicBinding struct {
 	TitleField  string
 }
 
-// DynamicItem is an item behind a dynamic page: Binding is the index of its
-// DynamicBinding, PathValue the value of the binding's path field and
-// TitleValue that of its title field ("" when it has none or it is unset).
+// DynamicItem is an item behind a dynamic page: Order its place in the
+// container, PathValue the value of the binding's path field and TitleValue
+// that of its title field ("" when it has none or it is unset).
 type DynamicItem struct {
-	Binding    int
 	ContentID  int64
+	Order      int
 	PathValue  string
 	TitleValue string
 }
@@ -272,20 +273,18 @@ const (
 		FROM containers c JOIN models m ON m.id = c.model_id
 		WHERE c.instance_id = $1 AND lower(c.reference_name) = lower($3)`
 
-	dynamicItemsSQL = `SELECT b.n, ic.content_id, coalesce(%[2]s ->> b.field, ''), coalesce(%[2]s ->> nullif(b.title, ''), '')
-		FROM unnest((SELECT $3::bigint[]), (SELECT $4::text[]), (SELECT $5::text[])) WITH ORDINALITY AS b(container_id, field, title, n)
-		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.container_id = b.container_id AND ic.locale = $2%[1]s
-			ORDER BY ic.item_order, ic.content_id OFFSET 0) AS ic
-		WHERE ic.instance_id = $1
-		ORDER BY b.n, ic.item_order, ic.content_id`
+	dynamicItemsSQL = `SELECT ic.content_id, ic.item_order, coalesce(%[2]s ->> $4, ''), coalesce(%[2]s ->> nullif($5, ''), '')
+		FROM item_copies ic
+		WHERE ic.container_id = $3 AND ic.locale = $2%[1]s AND (ic.item_order, ic.content_id) > ($6, $7) AND ic.instance_id = $1
+		ORDER BY ic.item_order, ic.content_id
+		LIMIT $8`
 	// dynamicItemsOfSQL is dynamicItemsSQL for the items among the ids $6
-	// only, each read by key.
-	dynamicItemsOfSQL = `SELECT b.n, ic.content_id, coalesce(%[2]s ->> b.field, ''), coalesce(%[2]s ->> nullif(b.title, ''), '')
-		FROM unnest((SELECT $3::bigint[]), (SELECT $4::text[]), (SELECT $5::text[])) WITH ORDINALITY AS b(container_id, field, title, n)
-		CROSS JOIN (SELECT DISTINCT unnest((SELECT $6::bigint[])) AS id) AS t
+	// only, each read by key, all of them.
+	dynamicItemsOfSQL = `SELECT ic.content_id, ic.item_order, coalesce(%[2]s ->> $4, ''), coalesce(%[2]s ->> nullif($5, ''), '')
+		FROM (SELECT DISTINCT unnest((SELECT $6::bigint[])) AS id) AS t
 		CROSS JOIN LATERAL (SELECT * FROM item_copies ic WHERE ic.content_id = t.id AND ic.locale = $2%[1]s LIMIT 1) AS ic
-		WHERE ic.instance_id = $1 AND ic.container_id = b.container_id
-		ORDER BY b.n, ic.item_order, ic.content_id`
+		WHERE ic.instance_id = $1 AND ic.container_id = $3
+		ORDER BY ic.item_order, ic.content_id`
 )
 
 // The roots of an item graph are read first, by key and in full, with
@@ -859,40 +858,50 @@ func (r *Reader) scanPageVersions(ctx context.Context, q string, args ...any) ([
 	return out, rows.Err()
 }
 
-// DynamicItems returns the items behind dynamic pages: for each binding, the
-// items of its container that have a copy in locale visible in flavour fl,
-// in container order, with the value of the binding's path field (empty when
-// unset). Results are ordered by binding.
-func (r *Reader) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl Flavour, bindings []DynamicBinding) ([]DynamicItem, error) {
+// DynamicItems returns up to limit items behind the dynamic page bound by
+// b (limit < 0: all of them): the items of its container that have a copy
+// in locale visible in flavour fl, in container order, after the item
+// after (nil: from the first), with the values of the binding's path and
+// title fields (empty when unset). A sitemap reads a large container a page
+// at a time this way, whatever its size.
+func (r *Reader) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl Flavour, b DynamicBinding, after *DynamicItem, limit int) ([]DynamicItem, error) {
 	q, err := fl.pick(fetchDynamicItemsSQL, previewDynamicItemsSQL)
-	if err != nil || len(bindings) == 0 {
+	if err != nil {
 		return nil, err
 	}
-	ids := make([]int64, len(bindings))
-	fields, titles := make([]string, len(bindings)), make([]string, len(bindings))
-	for i, b := range bindings {
-		ids[i], fields[i], titles[i] = b.ContainerID, b.PathField, b.TitleField
+	order, id := dynamicStart(after)
+	return r.dynamicItems(ctx, q, inst.ID, locale, b.ContainerID, b.PathField, b.TitleField, order, id, sqlLimit(limit))
+}
+
+// dynamicStart is the keyset position after which a page of dynamic items
+// starts: before every item when after is nil.
+func dynamicStart(after *DynamicItem) (int64, int64) {
+	if after == nil {
+		return math.MinInt32, 0
 	}
-	return r.dynamicItems(ctx, q, inst.ID, locale, pq.Array(ids), pq.Array(fields), pq.Array(titles))
+	return int64(after.Order), after.ContentID
+}
+
+// sqlLimit makes a LIMIT argument: NULL (no limit) for a negative limit.
+func sqlLimit(limit int) any {
+	if limit < 0 {
+		return nil
+	}
+	return limit
 }
 
 // DynamicItemsOf answers as DynamicItems does, for the items among
-// contentIDs only, read by key whatever the size of their containers: the
-// sitemap as it would be if the dynamic pages showed only those items.
+// contentIDs only, read by key whatever the size of their container: the
+// sitemap as it would be if the dynamic page showed only those items.
 // Up to the -2, -3, ... that make a path unique, their nodes are those of
 // the whole sitemap (the publisher renders a new item's page by path from
 // it: publisher/nodes.go).
-func (r *Reader) DynamicItemsOf(ctx context.Context, inst content.Instance, locale string, fl Flavour, bindings []DynamicBinding, contentIDs []int64) ([]DynamicItem, error) {
+func (r *Reader) DynamicItemsOf(ctx context.Context, inst content.Instance, locale string, fl Flavour, b DynamicBinding, contentIDs []int64) ([]DynamicItem, error) {
 	q, err := fl.pick(fetchDynamicItemsOfSQL, previewDynamicItemsOfSQL)
-	if err != nil || len(bindings) == 0 || len(contentIDs) == 0 {
+	if err != nil || len(contentIDs) == 0 {
 		return nil, err
 	}
-	ids := make([]int64, len(bindings))
-	fields, titles := make([]string, len(bindings)), make([]string, len(bindings))
-	for i, b := range bindings {
-		ids[i], fields[i], titles[i] = b.ContainerID, b.PathField, b.TitleField
-	}
-	return r.dynamicItems(ctx, q, inst.ID, locale, pq.Array(ids), pq.Array(fields), pq.Array(titles), pq.Array(contentIDs))
+	return r.dynamicItems(ctx, q, inst.ID, locale, b.ContainerID, b.PathField, b.TitleField, pq.Array(contentIDs))
 }
 
 func (r *Reader) dynamicItems(ctx context.Context, q string, args ...any) ([]DynamicItem, error) {
@@ -904,10 +913,9 @@ func (r *Reader) dynamicItems(ctx context.Context, q string, args ...any) ([]Dyn
 	var out []DynamicItem
 	for rows.Next() {
 		var d DynamicItem
-		if err := rows.Scan(&d.Binding, &d.ContentID, &d.PathValue, &d.TitleValue); err != nil {
+		if err := rows.Scan(&d.ContentID, &d.Order, &d.PathValue, &d.TitleValue); err != nil {
 			return nil, fmt.Errorf("load dynamic page items: %w", err)
 		}
-		d.Binding-- // ordinality counts from 1
 		out = append(out, d)
 	}
 	return out, rows.Err()

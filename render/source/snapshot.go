@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
@@ -265,24 +266,18 @@ func (s *Snapshot) load(ctx context.Context, tx *sqlx.Tx, maxBytes int64) error 
 
 	// The items behind dynamic pages, with their path values as Postgres
 	// reads them (->>), by the Reader's own query.
-	if len(bindings) > 0 {
-		ids := make([]int64, len(bindings))
-		fields, titles := make([]string, len(bindings)), make([]string, len(bindings))
-		for i, b := range bindings {
-			ids[i], fields[i], titles[i] = b.ContainerID, b.PathField, b.TitleField
-		}
-		rows, err = tx.QueryContext(ctx, fetchDynamicItemsSQL, s.inst.ID, s.locale, pq.Array(ids), pq.Array(fields), pq.Array(titles))
+	for _, b := range bindings {
+		order, id := dynamicStart(nil)
+		rows, err = tx.QueryContext(ctx, fetchDynamicItemsSQL, s.inst.ID, s.locale, b.ContainerID, b.PathField, b.TitleField, order, id, nil)
 		if err != nil {
 			return err
 		}
 		for rows.Next() {
 			var d DynamicItem
-			if err := rows.Scan(&d.Binding, &d.ContentID, &d.PathValue, &d.TitleValue); err != nil {
+			if err := rows.Scan(&d.ContentID, &d.Order, &d.PathValue, &d.TitleValue); err != nil {
 				rows.Close()
 				return err
 			}
-			b := bindings[d.Binding-1] // ordinality counts from 1
-			d.Binding = 0
 			s.dynamic[b] = append(s.dynamic[b], d)
 		}
 		if err := closeRows(rows); err != nil {
@@ -473,20 +468,30 @@ func (s *Snapshot) ChannelPages(ctx context.Context, inst content.Instance, loca
 
 // DynamicItems answers as Reader.DynamicItems does, for the bindings of
 // the snapshot's pages (which are the only ones a render asks for).
-func (s *Snapshot) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl Flavour, bindings []DynamicBinding) ([]DynamicItem, error) {
-	if err := s.check(inst, locale, fl); err != nil || len(bindings) == 0 {
+func (s *Snapshot) DynamicItems(ctx context.Context, inst content.Instance, locale string, fl Flavour, b DynamicBinding, after *DynamicItem, limit int) ([]DynamicItem, error) {
+	if err := s.check(inst, locale, fl); err != nil {
 		return nil, err
 	}
-	var out []DynamicItem
-	for i, b := range bindings {
-		items, ok := s.dynamic[b]
-		if !ok {
-			return nil, fmt.Errorf("load dynamic page items: binding %d/%q is not a page's of the snapshot", b.ContainerID, b.PathField)
-		}
-		for _, d := range items {
-			d.Binding = i
-			out = append(out, d)
-		}
+	items, ok := s.dynamic[b]
+	if !ok {
+		return nil, fmt.Errorf("load dynamic page items: binding %d/%q is not a page's of the snapshot", b.ContainerID, b.PathField)
 	}
-	return out, nil
+	return PageOfItems(items, after, limit), nil
+}
+
+// PageOfItems returns the page of items (in container order) that
+// DynamicItems answers for after and limit.
+func PageOfItems(items []DynamicItem, after *DynamicItem, limit int) []DynamicItem {
+	start := 0
+	if after != nil {
+		start = sort.Search(len(items), func(i int) bool {
+			d := items[i]
+			return d.Order > after.Order || d.Order == after.Order && d.ContentID > after.ContentID
+		})
+	}
+	end := len(items)
+	if limit >= 0 {
+		end = min(end, start+limit)
+	}
+	return slices.Clone(items[start:end])
 }
