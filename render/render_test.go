@@ -599,3 +599,26 @@ func BenchmarkRenderListLarge(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRenderPageByPathLarge renders the page by path of a post behind
+// a dynamic page over 50,000 posts, from Postgres as the origin does on a
+// miss, and of a path no node has (a 404, which walks the post's whole
+// sibling group too).
+func BenchmarkRenderPageByPathLarge(b *testing.B) {
+	f := newFixture(b)
+	f.bulk(50000)
+	var mid int64
+	f.check("mid post", f.db.GetContext(f.ctx, &mid, `SELECT content_id FROM items WHERE instance_id = $1 AND item_order = 26000`, f.inst.ID))
+	for _, c := range []struct{ name, path string }{{"found", fmt.Sprintf("/blog/bulk-%d", mid)}, {"absent", "/blog/no-such-post"}} {
+		b.Run(c.name, func(b *testing.B) {
+			req := f.request("/fetch/en-us/page/website?path=" + c.path)
+			b.ReportAllocs()
+			for b.Loop() {
+				_, err := f.r.Render(f.ctx, f.site, req)
+				if found := err == nil; found != (c.name == "found") {
+					b.Fatalf("%s: %v", c.path, err)
+				}
+			}
+		})
+	}
+}
