@@ -461,7 +461,11 @@ func (p *Publisher) deleteUnknown(ctx context.Context, site render.Site, known m
 	if err := p.db.SelectContext(ctx, &live, liveKeysSQL, pq.Array(stray)); err != nil {
 		return 0, err
 	}
-	stray = slices.DeleteFunc(stray, func(k string) bool { return slices.Contains(live, k) })
+	isLive := make(map[string]bool, len(live))
+	for _, k := range live {
+		isLive[k] = true
+	}
+	stray = slices.DeleteFunc(stray, func(k string) bool { return isLive[k] })
 	slices.Sort(stray)
 	if p.beforeStrayDelete != nil {
 		p.beforeStrayDelete()
