@@ -50,7 +50,6 @@ type sitemapWalk struct {
 	// dynamicPageSize: pages below a dynamic page repeat below each of its
 	// items, and are read once.
 	small map[source.DynamicBinding][]source.DynamicItem
-	tags  []string
 }
 
 // errStop ends a walk early, without error.
@@ -64,8 +63,8 @@ func (j *job) openSitemap(channel string) (*sitemapWalk, error) {
 		return nil, err
 	}
 	w := &sitemapWalk{j: j, channel: ch.Name, children: map[int64][]*source.PageVersion{},
-		bindings: map[int64]source.DynamicBinding{}, small: map[source.DynamicBinding][]source.DynamicItem{},
-		tags: []string{ChannelTag(ch.Name)}}
+		bindings: map[int64]source.DynamicBinding{}, small: map[source.DynamicBinding][]source.DynamicItem{}}
+	j.tag(ChannelTag(ch.Name))
 	for i := range pages {
 		p := &pages[i]
 		if p.ParentID == nil {
@@ -75,11 +74,8 @@ func (j *job) openSitemap(channel string) (*sitemapWalk, error) {
 		}
 		if p.PageType == content.PageDynamic && p.DynamicContainerID != 0 {
 			w.bindings[p.PageID] = source.DynamicBinding{ContainerID: p.DynamicContainerID, PathField: p.DynamicPathField, TitleField: p.DynamicTitleField}
-			w.tags = append(w.tags, ContainerTag(p.DynamicReferenceName))
+			j.tag(ContainerTag(p.DynamicReferenceName))
 		}
-	}
-	for _, t := range w.tags {
-		j.tag(t)
 	}
 	return w, nil
 }
